@@ -1,0 +1,63 @@
+import { down, endpoints, stackContext, status, up } from "@flashgate/stack";
+import type { Command } from "commander";
+
+export function registerStackCommands(program: Command) {
+  program
+    .command("up")
+    .description("start MariaDB, Redis, Kafka, Kafka Connect + Debezium, the connector and the apps")
+    .option("--detach", "return once everything runs, leaving it in the background")
+    .option("--no-apps", "start the infrastructure only")
+    .action(async (options: { detach?: boolean; apps: boolean }) => {
+      const ctx = stackContext();
+      const startedAt = Date.now();
+      let started: string[] = [];
+      let stopping = false;
+      const stop = async () => {
+        if (stopping) return;
+        stopping = true;
+        ctx.progress.info("\nstopping what this run started…");
+        await down(ctx, { only: started });
+        process.exit(0);
+      };
+      if (!options.detach) {
+        process.on("SIGINT", stop);
+        process.on("SIGTERM", stop);
+      }
+      try {
+        started = await up(ctx, { withApps: options.apps });
+      } catch (error) {
+        if (!options.detach && started.length) await down(ctx, { only: started });
+        throw error;
+      }
+      ctx.progress.info(`\nflashgate is up in ${((Date.now() - startedAt) / 1000).toFixed(1)}s`);
+      for (const [name, url] of Object.entries(endpoints(ctx))) ctx.progress.info(`  ${name.padEnd(17)} ${url}`);
+      if (options.detach) return;
+      ctx.progress.info("\nCtrl-C stops everything this run started.");
+      await new Promise(() => {});
+    });
+
+  program
+    .command("down")
+    .description("stop what `up` started (gracefully, then forcibly)")
+    .option("--purge", "also delete local state (databases, Kafka logs, secrets)")
+    .action(async (options: { purge?: boolean }) => {
+      await down(stackContext(), { purge: options.purge });
+    });
+
+  program
+    .command("status")
+    .description("what runs, on which port, healthy or not")
+    .option("--json", "machine-readable output")
+    .action(async (options: { json?: boolean }) => {
+      const components = await status(stackContext());
+      if (options.json) {
+        process.stdout.write(`${JSON.stringify({ healthy: components.every((c) => c.healthy), components }, null, 2)}\n`);
+      } else {
+        for (const c of components) {
+          const state = c.healthy ? "healthy" : c.running ? "UNHEALTHY" : "stopped";
+          process.stdout.write(`${c.name.padEnd(17)} ${String(c.port).padEnd(6)} ${state}${c.pid ? ` (pid ${c.pid})` : ""}\n`);
+        }
+      }
+      if (!components.every((c) => c.healthy)) process.exitCode = 1;
+    });
+}

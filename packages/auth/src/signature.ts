@@ -1,0 +1,26 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+/** `Flashgate-Signature: t=<unix s>,v1=<hex HMAC-SHA256(secret, t + "." + raw body)>` */
+export function signPayload(secret: string, rawBody: string, timestampS = Math.floor(Date.now() / 1000)): string {
+  const mac = createHmac("sha256", secret).update(`${timestampS}.${rawBody}`).digest("hex");
+  return `t=${timestampS},v1=${mac}`;
+}
+
+export type SignatureFailure = "missing" | "malformed" | "stale" | "mismatch";
+
+export function verifyPayloadSignature(
+  secret: string,
+  header: string | undefined,
+  rawBody: string,
+  options: { nowS?: number; toleranceS?: number } = {},
+): SignatureFailure | undefined {
+  if (!header) return "missing";
+  const parts = new Map(header.split(",").map((part) => part.trim().split("=", 2) as [string, string]));
+  const t = parts.get("t");
+  const v1 = parts.get("v1");
+  if (!t || !v1 || !/^\d{1,12}$/.test(t) || !/^[0-9a-f]{64}$/.test(v1)) return "malformed";
+  const now = options.nowS ?? Date.now() / 1000;
+  if (Math.abs(now - Number(t)) > (options.toleranceS ?? 300)) return "stale";
+  const expected = createHmac("sha256", secret).update(`${t}.${rawBody}`).digest();
+  return timingSafeEqual(expected, Buffer.from(v1, "hex")) ? undefined : "mismatch";
+}

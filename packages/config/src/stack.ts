@@ -1,0 +1,42 @@
+import { z } from "zod";
+import { port } from "./fields.ts";
+
+/** Default ports of the dev stack (DESIGN §3). */
+export const stackPorts = {
+  mariadb: 3307,
+  redis: 6380,
+  kafka: 9092,
+  kafkaController: 9093,
+  connect: 8083,
+  purchaseApi: 8080,
+  cacheMaintainer: 8082,
+  dashboard: 8084,
+} as const;
+
+/** The test stack's own set, so tests never touch a running dev stack. */
+export const testStackPorts = {
+  mariadb: 13307,
+  redis: 16380,
+  kafka: 19092,
+  kafkaController: 19093,
+  connect: 18083,
+  purchaseApi: 18080,
+  cacheMaintainer: 18082,
+  dashboard: 18084,
+} as const;
+
+export const stackConfigSchema = z.object({
+  FLASHGATE_HOME: z.string().min(1).optional(),
+  FLASHGATE_MARIADB_PORT: port(stackPorts.mariadb),
+  FLASHGATE_REDIS_PORT: port(stackPorts.redis),
+  FLASHGATE_KAFKA_PORT: port(stackPorts.kafka),
+  FLASHGATE_KAFKA_CONTROLLER_PORT: port(stackPorts.kafkaController),
+  FLASHGATE_CONNECT_PORT: port(stackPorts.connect),
+  FLASHGATE_API_PORT: port(stackPorts.purchaseApi),
+  FLASHGATE_MAINTAINER_PORT: port(stackPorts.cacheMaintainer),
+  FLASHGATE_DASHBOARD_PORT: port(stackPorts.dashboard),
+  FLASHGATE_KAFKA_HEAP: z.string().regex(/^\d+[mg]$/, "must look like 512m or 1g").default("512m"),
+  FLASHGATE_CONNECT_HEAP: z.string().regex(/^\d+[mg]$/, "must look like 512m or 1g").default("768m"),
+});
+
+export type StackConfig = z.infer<typeof stackConfigSchema>;

@@ -1,0 +1,59 @@
+import type { Connection } from "mysql2/promise";
+import { type Migration, migrations as allMigrations } from "./migrations.ts";
+
+export interface MigrateOptions {
+  database: string;
+  appUser: { name: string; password: string };
+  debeziumUser: { name: string; password: string };
+  onApplied?: (migration: Migration) => void;
+}
+
+const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+/** Creates the database, users with least privilege, and applies pending migrations. Running it twice changes nothing. */
+export async function migrate(admin: Connection, options: MigrateOptions): Promise<{ applied: number[] }> {
+  for (const name of [options.database, options.appUser.name, options.debeziumUser.name]) {
+    if (!identifier.test(name)) throw new Error(`invalid identifier: ${name}`);
+  }
+  const db = options.database;
+  await admin.query(`CREATE DATABASE IF NOT EXISTS \`${db}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+  await ensureUsers(admin, options);
+  await admin.query(`USE \`${db}\``);
+  await admin.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INT PRIMARY KEY,
+    name VARCHAR(200) NOT NULL,
+    applied_at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)
+  ) ENGINE=InnoDB`);
+  const [rows] = await admin.query("SELECT version FROM schema_migrations");
+  const done = new Set((rows as { version: number }[]).map((row) => row.version));
+  const applied: number[] = [];
+  for (const migration of allMigrations) {
+    if (done.has(migration.version)) continue;
+    for (const statement of migration.statements) await admin.query(statement);
+    await admin.query("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [migration.version, migration.name]);
+    applied.push(migration.version);
+    options.onApplied?.(migration);
+  }
+  await grantTablePrivileges(admin, options);
+  return { applied };
+}
+
+async function ensureUsers(admin: Connection, { appUser, debeziumUser }: MigrateOptions) {
+  for (const user of [appUser, debeziumUser]) {
+    await admin.query("CREATE USER IF NOT EXISTS ?@'%' IDENTIFIED BY ?", [user.name, user.password]);
+    // Keeps the password in step with the local secrets file if it was regenerated.
+    await admin.query("ALTER USER ?@'%' IDENTIFIED BY ?", [user.name, user.password]);
+  }
+  // Debezium reads the binlog and snapshots; REPLICATION CLIENT is BINLOG MONITOR on MariaDB.
+  await admin.query("GRANT SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO ?@'%'", [
+    debeziumUser.name,
+  ]);
+}
+
+async function grantTablePrivileges(admin: Connection, { database, appUser, debeziumUser }: MigrateOptions) {
+  await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.* TO ?@'%'`, [appUser.name]);
+  // Incremental snapshots write their watermarks into the signal table; heartbeats bump cdc_heartbeat.
+  for (const table of ["debezium_signal", "cdc_heartbeat"]) {
+    await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.\`${table}\` TO ?@'%'`, [debeziumUser.name]);
+  }
+}

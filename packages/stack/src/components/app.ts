@@ -1,0 +1,65 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { Component, StackContext } from "../context.ts";
+import { appDbUser, databaseName } from "../context.ts";
+import { httpJson } from "../net.ts";
+import { repoRoot } from "../paths.ts";
+import { startDaemon, tailLog } from "../processes.ts";
+import { waitFor } from "../wait.ts";
+import { connectUrl } from "./connect.ts";
+import { kafkaBootstrap } from "./kafka.ts";
+import { redisUrl } from "./redis.ts";
+
+/** The environment every flashgate app reads its config from; tests and `flashgate env` use the same. */
+export const appEnv = (ctx: StackContext): Record<string, string> => ({
+  DATABASE_URL: `mysql://${appDbUser}:${encodeURIComponent(ctx.secrets.appDbPassword)}@127.0.0.1:${ctx.config.FLASHGATE_MARIADB_PORT}/${databaseName}`,
+  REDIS_URL: redisUrl(ctx),
+  KAFKA_BROKERS: kafkaBootstrap(ctx),
+  KAFKA_CONNECT_URL: connectUrl(ctx),
+  AUTH_JWT_SECRET: ctx.secrets.authJwtSecret,
+  ADMIN_JWT_SECRET: ctx.secrets.adminJwtSecret,
+  PAYMENT_WEBHOOK_SECRET: ctx.secrets.paymentWebhookSecret,
+});
+
+interface AppSpec {
+  name: string;
+  dir: string;
+  portVariable: "FLASHGATE_API_PORT" | "FLASHGATE_MAINTAINER_PORT" | "FLASHGATE_DASHBOARD_PORT";
+}
+
+export function appComponent(spec: AppSpec): Component {
+  const entry = join(repoRoot, "apps", spec.dir, "src", "main.ts");
+  const url = (ctx: StackContext) => `http://127.0.0.1:${ctx.config[spec.portVariable]}`;
+  const ready = async (ctx: StackContext) => {
+    try {
+      return (await httpJson(`${url(ctx)}/readyz`, { timeoutMs: 1500 })).status === 200;
+    } catch {
+      return false;
+    }
+  };
+  return {
+    name: spec.name,
+    present: () => existsSync(entry),
+    port: (ctx) => ({ port: ctx.config[spec.portVariable], variable: spec.portVariable }),
+    async start(ctx) {
+      const step = ctx.progress.step(`${spec.name} on ${url(ctx)}`);
+      const daemon = startDaemon(
+        {
+          name: spec.name,
+          command: process.execPath,
+          args: [entry],
+          cwd: repoRoot,
+          env: { ...appEnv(ctx), PORT: String(ctx.config[spec.portVariable]) },
+        },
+        ctx.paths,
+      );
+      await waitFor(`${spec.name} to be ready`, () => ready(ctx), {
+        timeoutMs: 60_000,
+        progress: step,
+        failFast: () => (daemon.exited() !== null ? `${spec.name} exited:\n${tailLog(daemon.logFile)}` : undefined),
+      });
+      step.done();
+    },
+    healthy: ready,
+  };
+}

@@ -1,0 +1,26 @@
+import type { StackConfig } from "@flashgate/config";
+import type { StackPaths } from "./paths.ts";
+import type { Progress } from "./progress.ts";
+import type { StackSecrets } from "./secrets.ts";
+
+export interface StackContext {
+  config: StackConfig;
+  paths: StackPaths;
+  secrets: StackSecrets;
+  progress: Progress;
+}
+
+/** One process of the local stack. */
+export interface Component {
+  name: string;
+  /** The port it serves and the variable that moves it, for status and "port taken" messages. */
+  port: (ctx: StackContext) => { port: number; variable: string };
+  start: (ctx: StackContext) => Promise<void>;
+  healthy: (ctx: StackContext) => Promise<boolean>;
+  /** Apps only start when their source exists; infrastructure always does. */
+  present?: () => boolean;
+}
+
+export const databaseName = "flashgate";
+export const appDbUser = "flashgate";
+export const debeziumDbUser = "debezium";

@@ -1,0 +1,49 @@
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { StackPaths } from "./paths.ts";
+import type { Progress } from "./progress.ts";
+import { StackError } from "./wait.ts";
+
+function pomFingerprint(paths: StackPaths): string {
+  const hash = createHash("sha256");
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const full = join(dir, entry.name);
+      if (entry.isDirectory() && entry.name !== "target") walk(full);
+      else if (entry.name === "pom.xml") hash.update(readFileSync(full));
+    }
+  };
+  walk(paths.connectorsDir);
+  return hash.digest("hex");
+}
+
+/** Kafka, Connect and Debezium jars come from Maven Central once per machine; a changed pom fetches again. */
+export async function ensureJars(paths: StackPaths, progress: Progress): Promise<void> {
+  const fingerprint = pomFingerprint(paths);
+  if (existsSync(paths.jarsStamp) && readFileSync(paths.jarsStamp, "utf8").trim() === fingerprint) return;
+  const step = progress.step(`fetching Kafka, Kafka Connect and Debezium jars with Maven into ${paths.jars}`);
+  const args = ["-B", "-f", paths.pom, `-Dflashgate.jars=${paths.jars}`, "dependency:copy-dependencies"];
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn("mvn", args, { stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    let artifacts = 0;
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString();
+      output = (output + text).slice(-20000);
+      artifacts += (text.match(/Downloaded from|Copying /g) ?? []).length;
+      step.waiting(`mvn dependency:copy-dependencies, ${artifacts} artifacts so far`);
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.once("error", (error) => reject(new StackError(`could not run mvn: ${error.message}`)));
+    child.once("exit", (code) => {
+      if (code === 0) return resolve();
+      const errors = output.split("\n").filter((line) => line.includes("[ERROR]")).slice(0, 5).join("\n");
+      reject(new StackError(`mvn failed to fetch the jars (exit ${code}):\n${errors}`));
+    });
+  });
+  writeFileSync(paths.jarsStamp, fingerprint);
+  step.done();
+}

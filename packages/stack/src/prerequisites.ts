@@ -1,0 +1,39 @@
+import { spawnSync } from "node:child_process";
+import { StackError } from "./wait.ts";
+
+interface Prerequisite {
+  command: string;
+  versionArgs: string[];
+  install: string;
+  check?: (output: string) => string | undefined;
+}
+
+const javaAtLeast17 = (output: string) => {
+  const match = /version "(\d+)/.exec(output);
+  const major = match ? Number(match[1]) : 0;
+  return major >= 17 ? undefined : `java ${match?.[1] ?? "?"} found, 17 or newer is needed`;
+};
+
+const prerequisites: Prerequisite[] = [
+  { command: "java", versionArgs: ["-version"], install: "apt-get install -y openjdk-17-jre-headless", check: javaAtLeast17 },
+  { command: "mvn", versionArgs: ["-v"], install: "apt-get install -y maven" },
+  { command: "mariadbd", versionArgs: ["--version"], install: "apt-get install -y mariadb-server" },
+  { command: "mariadb-install-db", versionArgs: ["--help"], install: "apt-get install -y mariadb-server" },
+  { command: "redis-server", versionArgs: ["--version"], install: "apt-get install -y redis-server" },
+];
+
+/** Stops with one line naming the first missing tool and how to install it. */
+export function checkPrerequisites(needed: string[] = prerequisites.map((p) => p.command)): void {
+  const path = `${process.env.PATH ?? ""}:/usr/sbin:/usr/local/sbin`;
+  for (const prerequisite of prerequisites.filter((p) => needed.includes(p.command))) {
+    const result = spawnSync(prerequisite.command, prerequisite.versionArgs, { encoding: "utf8", env: { ...process.env, PATH: path } });
+    if (result.error) {
+      throw new StackError(`missing prerequisite: ${prerequisite.command} — install it with: ${prerequisite.install}`);
+    }
+    const problem = prerequisite.check?.(`${result.stdout}${result.stderr}`);
+    if (problem) throw new StackError(`prerequisite ${prerequisite.command}: ${problem} — install it with: ${prerequisite.install}`);
+  }
+}
+
+/** mariadbd lives in /usr/sbin, which a non-root PATH may lack. */
+export const sbinPath = () => `${process.env.PATH ?? ""}:/usr/sbin:/usr/local/sbin`;

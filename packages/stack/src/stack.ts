@@ -1,0 +1,146 @@
+import { rmSync } from "node:fs";
+import { type StackConfig, stackConfigSchema, parseConfig } from "@flashgate/config";
+import { migrate } from "@flashgate/db";
+import { appComponent } from "./components/app.ts";
+import { connect, connectUrl } from "./components/connect.ts";
+import { kafka } from "./components/kafka.ts";
+import { adminConnection, mariadb } from "./components/mariadb.ts";
+import { redis } from "./components/redis.ts";
+import { putConnector, readConnectorFile, waitUntilRunning } from "./connector.ts";
+import { appDbUser, type Component, databaseName, debeziumDbUser, type StackContext } from "./context.ts";
+import { ensureJars } from "./jars.ts";
+import { isPortOpen } from "./net.ts";
+import { defaultHome, stackPaths } from "./paths.ts";
+import { checkPrerequisites } from "./prerequisites.ts";
+import { readPid, stopDaemon } from "./processes.ts";
+import { consoleProgress, type Progress } from "./progress.ts";
+import { loadSecrets } from "./secrets.ts";
+import { StackError } from "./wait.ts";
+
+export const infrastructure: Component[] = [mariadb, redis, kafka, connect];
+export const apps: Component[] = [
+  appComponent({ name: "cache-maintainer", dir: "cache-maintainer", portVariable: "FLASHGATE_MAINTAINER_PORT" }),
+  appComponent({ name: "purchase-api", dir: "purchase-api", portVariable: "FLASHGATE_API_PORT" }),
+  appComponent({ name: "dashboard", dir: "dashboard", portVariable: "FLASHGATE_DASHBOARD_PORT" }),
+];
+
+export const connectorFile = "flashgate-mariadb.json";
+
+export interface StackOptions {
+  env?: Record<string, string | undefined>;
+  /** Overrides FLASHGATE_HOME; the test stack passes its own. */
+  home?: string;
+  progress?: Progress;
+}
+
+export function stackContext(options: StackOptions = {}): StackContext {
+  const config: StackConfig = parseConfig(stackConfigSchema, options.env ?? process.env);
+  const paths = stackPaths(options.home ?? config.FLASHGATE_HOME ?? defaultHome);
+  return { config, paths, secrets: loadSecrets(paths.secrets), progress: options.progress ?? consoleProgress() };
+}
+
+export interface UpOptions {
+  withApps?: boolean;
+}
+
+/** Starts what is not running yet, in dependency order, and returns the names it started. */
+export async function up(ctx: StackContext, options: UpOptions = {}): Promise<string[]> {
+  checkPrerequisites();
+  await ensureJars(ctx.paths, ctx.progress);
+  const started: string[] = [];
+  const startIfNeeded = async (component: Component) => {
+    if (readPid(ctx.paths.pids, component.name) !== undefined && (await component.healthy(ctx))) {
+      ctx.progress.info(`  = ${component.name} already running`);
+      return;
+    }
+    const { port, variable } = component.port(ctx);
+    if (readPid(ctx.paths.pids, component.name) === undefined && (await isPortOpen(port))) {
+      throw new StackError(`port ${port} for ${component.name} is taken by another process — set ${variable} to move it`);
+    }
+    started.push(component.name);
+    await component.start(ctx);
+  };
+  for (const component of infrastructure) {
+    await startIfNeeded(component);
+    if (component === mariadb) await runMigrations(ctx);
+  }
+  await registerConnector(ctx);
+  if (options.withApps ?? true) {
+    for (const app of apps.filter((a) => a.present?.() ?? true)) await startIfNeeded(app);
+  }
+  return started;
+}
+
+export async function runMigrations(ctx: StackContext) {
+  const step = ctx.progress.step("schema migrations");
+  const admin = await adminConnection(ctx);
+  try {
+    const { applied } = await migrate(admin, {
+      database: databaseName,
+      appUser: { name: appDbUser, password: ctx.secrets.appDbPassword },
+      debeziumUser: { name: debeziumDbUser, password: ctx.secrets.debeziumDbPassword },
+    });
+    step.done(applied.length ? `applied ${applied.join(", ")}` : "up to date");
+  } finally {
+    await admin.end();
+  }
+}
+
+export async function registerConnector(ctx: StackContext) {
+  const connector = readConnectorFile(ctx.paths.connectorsDir, connectorFile);
+  const step = ctx.progress.step(`connector ${connector.name}`);
+  const { changed } = await putConnector(connectUrl(ctx), connector);
+  await waitUntilRunning(connectUrl(ctx), connector.name, step);
+  step.done(changed ? "registered, RUNNING" : "unchanged, RUNNING");
+}
+
+/** Stops by recorded pid, apps first so nothing writes into a stopping database. */
+export async function down(ctx: StackContext, options: { purge?: boolean; only?: string[] } = {}): Promise<string[]> {
+  const stopped: string[] = [];
+  for (const component of [...[...apps].reverse(), ...[...infrastructure].reverse()]) {
+    if (options.only && !options.only.includes(component.name)) continue;
+    const step = ctx.progress.step(`stopping ${component.name}`);
+    if (await stopDaemon(ctx.paths.pids, component.name)) {
+      stopped.push(component.name);
+      step.done();
+    } else {
+      step.done("was not running");
+    }
+  }
+  if (options.purge) {
+    rmSync(ctx.paths.home, { recursive: true, force: true });
+    ctx.progress.info(`removed ${ctx.paths.home}`);
+  }
+  return stopped;
+}
+
+export interface ComponentStatus {
+  name: string;
+  port: number;
+  pid: number | null;
+  running: boolean;
+  healthy: boolean;
+}
+
+export async function status(ctx: StackContext): Promise<ComponentStatus[]> {
+  const components = [...infrastructure, ...apps.filter((a) => a.present?.() ?? true)];
+  return Promise.all(
+    components.map(async (component) => {
+      const pid = readPid(ctx.paths.pids, component.name) ?? null;
+      return { name: component.name, port: component.port(ctx).port, pid, running: pid !== null, healthy: pid !== null && (await component.healthy(ctx)) };
+    }),
+  );
+}
+
+export function endpoints(ctx: StackContext): Record<string, string> {
+  const { config } = ctx;
+  return {
+    mariadb: `mysql://127.0.0.1:${config.FLASHGATE_MARIADB_PORT}/${databaseName}`,
+    redis: `redis://127.0.0.1:${config.FLASHGATE_REDIS_PORT}`,
+    kafka: `127.0.0.1:${config.FLASHGATE_KAFKA_PORT}`,
+    connect: connectUrl(ctx),
+    "purchase-api": `http://127.0.0.1:${config.FLASHGATE_API_PORT}`,
+    "cache-maintainer": `http://127.0.0.1:${config.FLASHGATE_MAINTAINER_PORT}`,
+    dashboard: `http://127.0.0.1:${config.FLASHGATE_DASHBOARD_PORT}`,
+  };
+}
