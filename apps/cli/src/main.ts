@@ -4,7 +4,9 @@ import { Command } from "commander";
 import { registerStackCommands } from "./commands/stack.ts";
 import { registerTokenCommand } from "./commands/token.ts";
 
-const program = new Command("flashgate").description("flashgate: flash sales with MySQL as the truth and a CDC-maintained Redis fast path");
+const program = new Command("flashgate").description(
+  "flashgate: flash sales with MySQL as the truth and a CDC-maintained Redis fast path",
+);
 registerStackCommands(program);
 registerTokenCommand(program);
 

@@ -1,2 +1,2 @@
 export { createJwtVerifier, type JwtClaims, JwtError, type JwtVerifier, signJwt } from "./jwt.ts";
-export { signPayload, type SignatureFailure, verifyPayloadSignature } from "./signature.ts";
+export { type SignatureFailure, signPayload, verifyPayloadSignature } from "./signature.ts";

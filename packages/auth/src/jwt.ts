@@ -37,7 +37,8 @@ export function createJwtVerifier(secret: string, options: { clockSkewS?: number
   return function verifyJwt(token: string, nowS = Date.now() / 1000): JwtClaims {
     const first = token.indexOf(".");
     const second = token.indexOf(".", first + 1);
-    if (first < 1 || second < 0 || token.indexOf(".", second + 1) !== -1 || token.length > 4096) throw new JwtError("malformed");
+    if (first < 1 || second < 0 || token.indexOf(".", second + 1) !== -1 || token.length > 4096)
+      throw new JwtError("malformed");
     const header = token.slice(0, first);
     if (!goodHeaders.has(header)) {
       let alg: unknown;
@@ -51,14 +52,20 @@ export function createJwtVerifier(secret: string, options: { clockSkewS?: number
     }
     const expected = createHmac("sha256", key).update(token.slice(0, second)).digest();
     const given = Buffer.from(token.slice(second + 1), "base64url");
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new JwtError("signature");
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      throw new JwtError("signature");
     let claims: JwtClaims;
     try {
       claims = JSON.parse(Buffer.from(token.slice(first + 1, second), "base64url").toString());
     } catch {
       throw new JwtError("malformed");
     }
-    if (typeof claims !== "object" || claims === null || typeof claims.sub !== "string" || typeof claims.exp !== "number") {
+    if (
+      typeof claims !== "object" ||
+      claims === null ||
+      typeof claims.sub !== "string" ||
+      typeof claims.exp !== "number"
+    ) {
       throw new JwtError("claims");
     }
     if (claims.exp + skew < nowS) throw new JwtError("expired");

@@ -1,7 +1,11 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 
 /** `Flashgate-Signature: t=<unix s>,v1=<hex HMAC-SHA256(secret, t + "." + raw body)>` */
-export function signPayload(secret: string, rawBody: string, timestampS = Math.floor(Date.now() / 1000)): string {
+export function signPayload(
+  secret: string,
+  rawBody: string,
+  timestampS = Math.floor(Date.now() / 1000),
+): string {
   const mac = createHmac("sha256", secret).update(`${timestampS}.${rawBody}`).digest("hex");
   return `t=${timestampS},v1=${mac}`;
 }

@@ -1,3 +1,3 @@
-export { ConfigError, parseConfig } from "./parse.ts";
-export { stackConfigSchema, type StackConfig, stackPorts, testStackPorts } from "./stack.ts";
 export { port, secret, url } from "./fields.ts";
+export { ConfigError, parseConfig } from "./parse.ts";
+export { type StackConfig, stackConfigSchema, stackPorts, testStackPorts } from "./stack.ts";

@@ -5,7 +5,10 @@ export class ConfigError extends Error {
 }
 
 /** Parses an env object once at start; a bad value names its variable so the operator can fix it. */
-export function parseConfig<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
+export function parseConfig<S extends z.ZodType>(
+  schema: S,
+  env: Record<string, string | undefined>,
+): z.infer<S> {
   const result = schema.safeParse(env);
   if (result.success) return result.data;
   const lines = result.error.issues.map((issue) => {

@@ -35,8 +35,14 @@ export const stackConfigSchema = z.object({
   FLASHGATE_API_PORT: port(stackPorts.purchaseApi),
   FLASHGATE_MAINTAINER_PORT: port(stackPorts.cacheMaintainer),
   FLASHGATE_DASHBOARD_PORT: port(stackPorts.dashboard),
-  FLASHGATE_KAFKA_HEAP: z.string().regex(/^\d+[mg]$/, "must look like 512m or 1g").default("512m"),
-  FLASHGATE_CONNECT_HEAP: z.string().regex(/^\d+[mg]$/, "must look like 512m or 1g").default("768m"),
+  FLASHGATE_KAFKA_HEAP: z
+    .string()
+    .regex(/^\d+[mg]$/, "must look like 512m or 1g")
+    .default("512m"),
+  FLASHGATE_CONNECT_HEAP: z
+    .string()
+    .regex(/^\d+[mg]$/, "must look like 512m or 1g")
+    .default("768m"),
 });
 
 export type StackConfig = z.infer<typeof stackConfigSchema>;

@@ -1,3 +1,3 @@
-export { migrate, type MigrateOptions } from "./migrate.ts";
+export { type MigrateOptions, migrate } from "./migrate.ts";
 export { type Migration, migrations } from "./migrations.ts";
 export { createPool } from "./pool.ts";

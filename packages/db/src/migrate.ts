@@ -1,5 +1,5 @@
 import type { Connection } from "mysql2/promise";
-import { type Migration, migrations as allMigrations } from "./migrations.ts";
+import { migrations as allMigrations, type Migration } from "./migrations.ts";
 
 export interface MigrateOptions {
   database: string;
@@ -30,7 +30,10 @@ export async function migrate(admin: Connection, options: MigrateOptions): Promi
   for (const migration of allMigrations) {
     if (done.has(migration.version)) continue;
     for (const statement of migration.statements) await admin.query(statement);
-    await admin.query("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [migration.version, migration.name]);
+    await admin.query("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [
+      migration.version,
+      migration.name,
+    ]);
     applied.push(migration.version);
     options.onApplied?.(migration);
   }
@@ -45,15 +48,18 @@ async function ensureUsers(admin: Connection, { appUser, debeziumUser }: Migrate
     await admin.query("ALTER USER ?@'%' IDENTIFIED BY ?", [user.name, user.password]);
   }
   // Debezium reads the binlog and snapshots; REPLICATION CLIENT is BINLOG MONITOR on MariaDB.
-  await admin.query("GRANT SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO ?@'%'", [
-    debeziumUser.name,
-  ]);
+  await admin.query(
+    "GRANT SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO ?@'%'",
+    [debeziumUser.name],
+  );
 }
 
 async function grantTablePrivileges(admin: Connection, { database, appUser, debeziumUser }: MigrateOptions) {
   await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.* TO ?@'%'`, [appUser.name]);
   // Incremental snapshots write their watermarks into the signal table; heartbeats bump cdc_heartbeat.
   for (const table of ["debezium_signal", "cdc_heartbeat"]) {
-    await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.\`${table}\` TO ?@'%'`, [debeziumUser.name]);
+    await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.\`${table}\` TO ?@'%'`, [
+      debeziumUser.name,
+    ]);
   }
 }

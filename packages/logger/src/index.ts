@@ -10,7 +10,16 @@ export function createLogger(service: string, level = "info"): Logger {
     level,
     base: { service },
     redact: {
-      paths: ["password", "*.password", "secret", "*.secret", "authorization", "*.authorization", "headers.authorization", "token"],
+      paths: [
+        "password",
+        "*.password",
+        "secret",
+        "*.secret",
+        "authorization",
+        "*.authorization",
+        "headers.authorization",
+        "token",
+      ],
       censor: "[redacted]",
     },
   });

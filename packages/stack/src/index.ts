@@ -1,5 +1,5 @@
 export { appEnv } from "./components/app.ts";
-export { connectUrl, connectorEnv } from "./components/connect.ts";
+export { connectorEnv, connectUrl } from "./components/connect.ts";
 export { kafkaBootstrap } from "./components/kafka.ts";
 export { adminConnection } from "./components/mariadb.ts";
 export { redisUrl } from "./components/redis.ts";
@@ -9,6 +9,6 @@ export { databaseName } from "./context.ts";
 export { isPortOpen } from "./net.ts";
 export { defaultHome, repoRoot, stackPaths } from "./paths.ts";
 export { consoleProgress, type Progress, silentProgress } from "./progress.ts";
-export { type StackSecrets } from "./secrets.ts";
+export type { StackSecrets } from "./secrets.ts";
 export * from "./stack.ts";
 export { StackError, waitFor } from "./wait.ts";

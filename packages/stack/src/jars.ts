@@ -9,7 +9,9 @@ import { StackError } from "./wait.ts";
 function pomFingerprint(paths: StackPaths): string {
   const hash = createHash("sha256");
   const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    )) {
       const full = join(dir, entry.name);
       if (entry.isDirectory() && entry.name !== "target") walk(full);
       else if (entry.name === "pom.xml") hash.update(readFileSync(full));
@@ -40,7 +42,11 @@ export async function ensureJars(paths: StackPaths, progress: Progress): Promise
     child.once("error", (error) => reject(new StackError(`could not run mvn: ${error.message}`)));
     child.once("exit", (code) => {
       if (code === 0) return resolve();
-      const errors = output.split("\n").filter((line) => line.includes("[ERROR]")).slice(0, 5).join("\n");
+      const errors = output
+        .split("\n")
+        .filter((line) => line.includes("[ERROR]"))
+        .slice(0, 5)
+        .join("\n");
       reject(new StackError(`mvn failed to fetch the jars (exit ${code}):\n${errors}`));
     });
   });

@@ -14,7 +14,10 @@ export function isPortOpen(port: number, host = "127.0.0.1"): Promise<boolean> {
   });
 }
 
-export async function httpJson(url: string, init?: RequestInit & { timeoutMs?: number }): Promise<{ status: number; body: unknown }> {
+export async function httpJson(
+  url: string,
+  init?: RequestInit & { timeoutMs?: number },
+): Promise<{ status: number; body: unknown }> {
   const response = await fetch(url, { ...init, signal: AbortSignal.timeout(init?.timeoutMs ?? 5000) });
   const text = await response.text();
   let body: unknown = text;

@@ -15,7 +15,12 @@ const javaAtLeast17 = (output: string) => {
 };
 
 const prerequisites: Prerequisite[] = [
-  { command: "java", versionArgs: ["-version"], install: "apt-get install -y openjdk-17-jre-headless", check: javaAtLeast17 },
+  {
+    command: "java",
+    versionArgs: ["-version"],
+    install: "apt-get install -y openjdk-17-jre-headless",
+    check: javaAtLeast17,
+  },
   { command: "mvn", versionArgs: ["-v"], install: "apt-get install -y maven" },
   { command: "mariadbd", versionArgs: ["--version"], install: "apt-get install -y mariadb-server" },
   { command: "mariadb-install-db", versionArgs: ["--help"], install: "apt-get install -y mariadb-server" },
@@ -26,12 +31,20 @@ const prerequisites: Prerequisite[] = [
 export function checkPrerequisites(needed: string[] = prerequisites.map((p) => p.command)): void {
   const path = `${process.env.PATH ?? ""}:/usr/sbin:/usr/local/sbin`;
   for (const prerequisite of prerequisites.filter((p) => needed.includes(p.command))) {
-    const result = spawnSync(prerequisite.command, prerequisite.versionArgs, { encoding: "utf8", env: { ...process.env, PATH: path } });
+    const result = spawnSync(prerequisite.command, prerequisite.versionArgs, {
+      encoding: "utf8",
+      env: { ...process.env, PATH: path },
+    });
     if (result.error) {
-      throw new StackError(`missing prerequisite: ${prerequisite.command} — install it with: ${prerequisite.install}`);
+      throw new StackError(
+        `missing prerequisite: ${prerequisite.command} — install it with: ${prerequisite.install}`,
+      );
     }
     const problem = prerequisite.check?.(`${result.stdout}${result.stderr}`);
-    if (problem) throw new StackError(`prerequisite ${prerequisite.command}: ${problem} — install it with: ${prerequisite.install}`);
+    if (problem)
+      throw new StackError(
+        `prerequisite ${prerequisite.command}: ${problem} — install it with: ${prerequisite.install}`,
+      );
   }
 }
 

@@ -30,7 +30,10 @@ export interface DaemonSpec {
 }
 
 /** Starts a process in its own group, logging to logs/<name>.log, and records its pid so `down` finds it later. */
-export function startDaemon(spec: DaemonSpec, dirs: { logs: string; pids: string }): { pid: number; logFile: string; exited: () => number | null } {
+export function startDaemon(
+  spec: DaemonSpec,
+  dirs: { logs: string; pids: string },
+): { pid: number; logFile: string; exited: () => number | null } {
   mkdirSync(dirs.logs, { recursive: true });
   mkdirSync(dirs.pids, { recursive: true });
   const logFile = join(dirs.logs, `${spec.name}.log`);

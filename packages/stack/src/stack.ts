@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import { type StackConfig, stackConfigSchema, parseConfig } from "@flashgate/config";
+import { parseConfig, type StackConfig, stackConfigSchema } from "@flashgate/config";
 import { migrate } from "@flashgate/db";
 import { appComponent } from "./components/app.ts";
 import { connect, connectUrl } from "./components/connect.ts";
@@ -19,7 +19,11 @@ import { StackError } from "./wait.ts";
 
 export const infrastructure: Component[] = [mariadb, redis, kafka, connect];
 export const apps: Component[] = [
-  appComponent({ name: "cache-maintainer", dir: "cache-maintainer", portVariable: "FLASHGATE_MAINTAINER_PORT" }),
+  appComponent({
+    name: "cache-maintainer",
+    dir: "cache-maintainer",
+    portVariable: "FLASHGATE_MAINTAINER_PORT",
+  }),
   appComponent({ name: "purchase-api", dir: "purchase-api", portVariable: "FLASHGATE_API_PORT" }),
   appComponent({ name: "dashboard", dir: "dashboard", portVariable: "FLASHGATE_DASHBOARD_PORT" }),
 ];
@@ -36,7 +40,12 @@ export interface StackOptions {
 export function stackContext(options: StackOptions = {}): StackContext {
   const config: StackConfig = parseConfig(stackConfigSchema, options.env ?? process.env);
   const paths = stackPaths(options.home ?? config.FLASHGATE_HOME ?? defaultHome);
-  return { config, paths, secrets: loadSecrets(paths.secrets), progress: options.progress ?? consoleProgress() };
+  return {
+    config,
+    paths,
+    secrets: loadSecrets(paths.secrets),
+    progress: options.progress ?? consoleProgress(),
+  };
 }
 
 export interface UpOptions {
@@ -55,7 +64,9 @@ export async function up(ctx: StackContext, options: UpOptions = {}): Promise<st
     }
     const { port, variable } = component.port(ctx);
     if (readPid(ctx.paths.pids, component.name) === undefined && (await isPortOpen(port))) {
-      throw new StackError(`port ${port} for ${component.name} is taken by another process — set ${variable} to move it`);
+      throw new StackError(
+        `port ${port} for ${component.name} is taken by another process — set ${variable} to move it`,
+      );
     }
     started.push(component.name);
     await component.start(ctx);
@@ -95,7 +106,10 @@ export async function registerConnector(ctx: StackContext) {
 }
 
 /** Stops by recorded pid, apps first so nothing writes into a stopping database. */
-export async function down(ctx: StackContext, options: { purge?: boolean; only?: string[] } = {}): Promise<string[]> {
+export async function down(
+  ctx: StackContext,
+  options: { purge?: boolean; only?: string[] } = {},
+): Promise<string[]> {
   const stopped: string[] = [];
   for (const component of [...[...apps].reverse(), ...[...infrastructure].reverse()]) {
     if (options.only && !options.only.includes(component.name)) continue;
@@ -127,7 +141,13 @@ export async function status(ctx: StackContext): Promise<ComponentStatus[]> {
   return Promise.all(
     components.map(async (component) => {
       const pid = readPid(ctx.paths.pids, component.name) ?? null;
-      return { name: component.name, port: component.port(ctx).port, pid, running: pid !== null, healthy: pid !== null && (await component.healthy(ctx)) };
+      return {
+        name: component.name,
+        port: component.port(ctx).port,
+        pid,
+        running: pid !== null,
+        healthy: pid !== null && (await component.healthy(ctx)),
+      };
     }),
   );
 }

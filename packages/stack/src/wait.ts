@@ -9,7 +9,12 @@ export class StackError extends Error {
 export async function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined | false>,
-  options: { timeoutMs: number; intervalMs?: number; progress?: StepProgress; failFast?: () => string | undefined },
+  options: {
+    timeoutMs: number;
+    intervalMs?: number;
+    progress?: StepProgress;
+    failFast?: () => string | undefined;
+  },
 ): Promise<T> {
   const deadline = Date.now() + options.timeoutMs;
   let lastError: unknown;

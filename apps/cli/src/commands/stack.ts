@@ -30,7 +30,8 @@ export function registerStackCommands(program: Command) {
         throw error;
       }
       ctx.progress.info(`\nflashgate is up in ${((Date.now() - startedAt) / 1000).toFixed(1)}s`);
-      for (const [name, url] of Object.entries(endpoints(ctx))) ctx.progress.info(`  ${name.padEnd(17)} ${url}`);
+      for (const [name, url] of Object.entries(endpoints(ctx)))
+        ctx.progress.info(`  ${name.padEnd(17)} ${url}`);
       if (options.detach) return;
       ctx.progress.info("\nCtrl-C stops everything this run started.");
       await new Promise(() => {});
@@ -51,11 +52,15 @@ export function registerStackCommands(program: Command) {
     .action(async (options: { json?: boolean }) => {
       const components = await status(stackContext());
       if (options.json) {
-        process.stdout.write(`${JSON.stringify({ healthy: components.every((c) => c.healthy), components }, null, 2)}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ healthy: components.every((c) => c.healthy), components }, null, 2)}\n`,
+        );
       } else {
         for (const c of components) {
           const state = c.healthy ? "healthy" : c.running ? "UNHEALTHY" : "stopped";
-          process.stdout.write(`${c.name.padEnd(17)} ${String(c.port).padEnd(6)} ${state}${c.pid ? ` (pid ${c.pid})` : ""}\n`);
+          process.stdout.write(
+            `${c.name.padEnd(17)} ${String(c.port).padEnd(6)} ${state}${c.pid ? ` (pid ${c.pid})` : ""}\n`,
+          );
         }
       }
       if (!components.every((c) => c.healthy)) process.exitCode = 1;

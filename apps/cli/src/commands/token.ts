@@ -15,7 +15,8 @@ export function registerTokenCommand(program: Command) {
     .option("--admin <operator>", "back-office token with role admin")
     .option("--ttl <seconds>", "lifetime", "3600")
     .action((options: { user?: string; admin?: string; ttl: string }) => {
-      if (!options.user === !options.admin) throw new InvalidArgumentError("give exactly one of --user or --admin");
+      if (!options.user === !options.admin)
+        throw new InvalidArgumentError("give exactly one of --user or --admin");
       const { secrets } = stackContext();
       const exp = Math.floor(Date.now() / 1000) + Number(options.ttl);
       const token = options.user

@@ -56,7 +56,8 @@ export function appComponent(spec: AppSpec): Component {
       await waitFor(`${spec.name} to be ready`, () => ready(ctx), {
         timeoutMs: 60_000,
         progress: step,
-        failFast: () => (daemon.exited() !== null ? `${spec.name} exited:\n${tailLog(daemon.logFile)}` : undefined),
+        failFast: () =>
+          daemon.exited() !== null ? `${spec.name} exited:\n${tailLog(daemon.logFile)}` : undefined,
       });
       step.done();
     },

@@ -7,7 +7,10 @@ export const classpath = (ctx: StackContext) => `${ctx.paths.kafkaJars}/*`;
 /** Kafka 4 logs through log4j2; without a config it prints nothing useful. WARN keeps the log files small. */
 export function writeLog4j(ctx: StackContext, name: string, infoLoggers: string[] = []): string {
   const file = join(ctx.paths.config, `${name}-log4j2.properties`);
-  const loggers = infoLoggers.flatMap((logger, index) => [`logger.l${index}.name = ${logger}`, `logger.l${index}.level = INFO`]);
+  const loggers = infoLoggers.flatMap((logger, index) => [
+    `logger.l${index}.name = ${logger}`,
+    `logger.l${index}.level = INFO`,
+  ]);
   writeFileSync(
     file,
     [
@@ -34,4 +37,10 @@ export const jvmArgs = (heap: string, log4j: string) => [
 ];
 
 export const writeProperties = (file: string, properties: Record<string, string | number>) =>
-  writeFileSync(file, `${Object.entries(properties).map(([key, value]) => `${key}=${value}`).join("\n")}\n`, { mode: 0o600 });
+  writeFileSync(
+    file,
+    `${Object.entries(properties)
+      .map(([key, value]) => `${key}=${value}`)
+      .join("\n")}\n`,
+    { mode: 0o600 },
+  );

@@ -45,10 +45,21 @@ function formatStorage(ctx: StackContext, propertiesFile: string) {
   const log4j = writeLog4j(ctx, "kafka-storage");
   const result = spawnSync(
     "java",
-    [...jvmArgs("256m", log4j), "-cp", classpath(ctx), "kafka.tools.StorageTool", "format", "-t", clusterId, "-c", propertiesFile],
+    [
+      ...jvmArgs("256m", log4j),
+      "-cp",
+      classpath(ctx),
+      "kafka.tools.StorageTool",
+      "format",
+      "-t",
+      clusterId,
+      "-c",
+      propertiesFile,
+    ],
     { encoding: "utf8" },
   );
-  if (result.status !== 0) throw new StackError(`formatting Kafka storage failed: ${(result.stderr || result.stdout).slice(-2000)}`);
+  if (result.status !== 0)
+    throw new StackError(`formatting Kafka storage failed: ${(result.stderr || result.stdout).slice(-2000)}`);
 }
 
 export const kafka: Component = {
@@ -63,7 +74,17 @@ export const kafka: Component = {
     formatStorage(ctx, properties);
     const log4j = writeLog4j(ctx, "kafka", ["kafka.server.KafkaRaftServer", "kafka.server.BrokerServer"]);
     const daemon = startDaemon(
-      { name: "kafka", command: "java", args: [...jvmArgs(ctx.config.FLASHGATE_KAFKA_HEAP, log4j), "-cp", classpath(ctx), "kafka.Kafka", properties] },
+      {
+        name: "kafka",
+        command: "java",
+        args: [
+          ...jvmArgs(ctx.config.FLASHGATE_KAFKA_HEAP, log4j),
+          "-cp",
+          classpath(ctx),
+          "kafka.Kafka",
+          properties,
+        ],
+      },
       ctx.paths,
     );
     await waitFor("the Kafka broker to listen", () => isPortOpen(ctx.config.FLASHGATE_KAFKA_PORT), {

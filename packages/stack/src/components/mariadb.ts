@@ -1,15 +1,24 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { userInfo } from "node:os";
+import { join } from "node:path";
 import mysql, { type Connection } from "mysql2/promise";
 import type { Component, StackContext } from "../context.ts";
 import { sbinPath } from "../prerequisites.ts";
 import { startDaemon, tailLog } from "../processes.ts";
 import { StackError, waitFor } from "../wait.ts";
 
-export function adminConnection(ctx: StackContext, password: string = ctx.secrets.mariadbRootPassword): Promise<Connection> {
-  return mysql.createConnection({ socketPath: ctx.paths.mariadbSocket, user: "root", password, multipleStatements: false, connectTimeout: 2000 });
+export function adminConnection(
+  ctx: StackContext,
+  password: string = ctx.secrets.mariadbRootPassword,
+): Promise<Connection> {
+  return mysql.createConnection({
+    socketPath: ctx.paths.mariadbSocket,
+    user: "root",
+    password,
+    multipleStatements: false,
+    connectTimeout: 2000,
+  });
 }
 
 function initialiseDataDir(ctx: StackContext) {
@@ -25,7 +34,8 @@ function initialiseDataDir(ctx: StackContext) {
     ],
     { encoding: "utf8", env: { ...process.env, PATH: sbinPath() } },
   );
-  if (result.status !== 0) throw new StackError(`mariadb-install-db failed: ${(result.stderr || result.stdout).slice(-2000)}`);
+  if (result.status !== 0)
+    throw new StackError(`mariadb-install-db failed: ${(result.stderr || result.stdout).slice(-2000)}`);
 }
 
 /** Fresh data dirs come up with a password-less root; the first start gives it the local secret. */
@@ -35,7 +45,9 @@ async function secureRoot(ctx: StackContext) {
     connection = await adminConnection(ctx);
   } catch {
     connection = await adminConnection(ctx, "");
-    await connection.query("ALTER USER 'root'@'localhost' IDENTIFIED BY ?", [ctx.secrets.mariadbRootPassword]);
+    await connection.query("ALTER USER 'root'@'localhost' IDENTIFIED BY ?", [
+      ctx.secrets.mariadbRootPassword,
+    ]);
   }
   await connection.end();
 }
@@ -77,18 +89,25 @@ export const mariadb: Component = {
       },
       ctx.paths,
     );
-    await waitFor("MariaDB to accept connections", async () => {
-      try {
-        await secureRoot(ctx);
-        return true;
-      } catch {
-        return false;
-      }
-    }, {
-      timeoutMs: 60_000,
-      progress: step,
-      failFast: () => (daemon.exited() !== null ? `mariadbd exited:\n${tailLog(join(ctx.paths.logs, "mariadb-error.log"))}${tailLog(daemon.logFile)}` : undefined),
-    });
+    await waitFor(
+      "MariaDB to accept connections",
+      async () => {
+        try {
+          await secureRoot(ctx);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      {
+        timeoutMs: 60_000,
+        progress: step,
+        failFast: () =>
+          daemon.exited() !== null
+            ? `mariadbd exited:\n${tailLog(join(ctx.paths.logs, "mariadb-error.log"))}${tailLog(daemon.logFile)}`
+            : undefined,
+      },
+    );
     step.done();
   },
   async healthy(ctx) {

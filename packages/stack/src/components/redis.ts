@@ -9,7 +9,12 @@ export const redisUrl = (ctx: StackContext) =>
   `redis://:${encodeURIComponent(ctx.secrets.redisPassword)}@127.0.0.1:${ctx.config.FLASHGATE_REDIS_PORT}`;
 
 async function ping(ctx: StackContext): Promise<boolean> {
-  const client = new Redis(redisUrl(ctx), { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+  const client = new Redis(redisUrl(ctx), {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 1000,
+  });
   try {
     await client.connect();
     return (await client.ping()) === "PONG";
@@ -47,7 +52,8 @@ export const redis: Component = {
     await waitFor("Redis to answer PING", () => ping(ctx), {
       timeoutMs: 30_000,
       progress: step,
-      failFast: () => (daemon.exited() !== null ? `redis-server exited:\n${tailLog(daemon.logFile)}` : undefined),
+      failFast: () =>
+        daemon.exited() !== null ? `redis-server exited:\n${tailLog(daemon.logFile)}` : undefined,
     });
     step.done();
   },

@@ -1,0 +1,9 @@
+export {
+  type BinlogPosition,
+  binlogPosition,
+  type ChangeEvent,
+  type ChangeOp,
+  EnvelopeError,
+  parseChange,
+} from "./envelope.ts";
+export { topics } from "./topics.ts";

@@ -1,0 +1,17 @@
+import { setTimeout as sleep } from "node:timers/promises";
+
+/** Polls an assertion until it passes or the deadline passes; the last failure is rethrown. */
+export async function eventually<T>(
+  assertion: () => Promise<T> | T,
+  { timeoutMs = 20_000, intervalMs = 100 } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await assertion();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await sleep(intervalMs);
+    }
+  }
+}
