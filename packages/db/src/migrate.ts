@@ -55,6 +55,8 @@ async function ensureUsers(admin: Connection, { appUser, debeziumUser }: Migrate
 }
 
 async function grantTablePrivileges(admin: Connection, { database, appUser, debeziumUser }: MigrateOptions) {
+  // The app reads binlog coordinates (never the binlog itself) to fence cache rebuilds.
+  await admin.query("GRANT REPLICATION CLIENT ON *.* TO ?@'%'", [appUser.name]);
   await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.* TO ?@'%'`, [appUser.name]);
   // Incremental snapshots write their watermarks into the signal table; heartbeats bump cdc_heartbeat.
   for (const table of ["debezium_signal", "cdc_heartbeat"]) {

@@ -1,0 +1,80 @@
+import { randomUUID } from "node:crypto";
+import { createJwtVerifier } from "@flashgate/auth";
+import type { FlashgateRedis } from "@flashgate/cache";
+import type { Logger } from "@flashgate/logger";
+import { createOverloadGuard, createPurchaseService } from "@flashgate/sale";
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import type { Pool } from "mysql2/promise";
+import { requireUser } from "./auth.ts";
+import type { PurchaseApiConfig } from "./config.ts";
+import type { AppEnv } from "./env.ts";
+import { createMetrics, type Metrics } from "./metrics.ts";
+import { ApiError, problem } from "./problem.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { purchaseRoutes } from "./routes/purchases.ts";
+import { skuViewRoutes } from "./routes/sku-view.ts";
+
+export interface AppDeps {
+  config: PurchaseApiConfig;
+  redis: FlashgateRedis;
+  pool: Pool;
+  logger: Logger;
+  metrics?: Metrics;
+}
+
+const traceIdPattern = /^[A-Za-z0-9-]{8,64}$/;
+
+export function createApp(deps: AppDeps) {
+  const { config, redis, pool, logger } = deps;
+  const metrics = deps.metrics ?? createMetrics();
+  const guard = createOverloadGuard({ maxInFlight: config.DB_MAX_IN_FLIGHT, maxQueue: config.DB_MAX_QUEUE, maxWaitMs: config.DB_QUEUE_TIMEOUT_MS });
+  const purchases = createPurchaseService({
+    redis,
+    pool,
+    guard,
+    limits: { reservationTtlMs: config.RESERVATION_TTL_MS, rateLimit: config.RATE_LIMIT, rateWindowMs: config.RATE_WINDOW_MS },
+    soldOutCacheMs: config.SOLD_OUT_CACHE_MS,
+    observer: metrics.observer,
+  });
+  const verifyUser = createJwtVerifier(config.AUTH_JWT_SECRET);
+
+  const app = new Hono<AppEnv>();
+  app.use(async (c, next) => {
+    const given = c.req.header("x-request-id");
+    const traceId = given && traceIdPattern.test(given) ? given : randomUUID();
+    c.set("traceId", traceId);
+    const started = performance.now();
+    await next();
+    c.header("x-request-id", traceId);
+    metrics.requestDuration.observe({ route: c.req.routePath, status: c.res.status }, (performance.now() - started) / 1000);
+  });
+  app.use(
+    bodyLimit({
+      maxSize: 16 * 1024,
+      onError: () => {
+        throw new ApiError("PAYLOAD_TOO_LARGE", "the body is larger than 16 KiB");
+      },
+    }),
+  );
+
+  app.route("/", healthRoutes({ redis, pool, registry: metrics.registry }));
+  app.use("/v1/purchases/*", requireUser(verifyUser));
+  app.use("/v1/purchases", requireUser(verifyUser));
+  app.route("/v1/purchases", purchaseRoutes({ purchases, pool, metrics }));
+  app.route("/v1/activities", skuViewRoutes({ redis, purchases }));
+
+  app.notFound((c) => problem(c, new ApiError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`)));
+  app.onError((error, c) => {
+    if (error instanceof ApiError) return problem(c, error);
+    if (error instanceof HTTPException) {
+      const code = error.status === 401 ? "UNAUTHORIZED" : error.status === 413 ? "PAYLOAD_TOO_LARGE" : "INVALID_REQUEST";
+      return problem(c, new ApiError(code, error.message || "invalid request"));
+    }
+    // Never leak a stack, SQL or secret to the caller: the detail stays in the log, joined by trace id.
+    logger.error({ err: error, traceId: c.get("traceId"), path: c.req.path }, "unhandled error");
+    return problem(c, new ApiError("INTERNAL", "internal error"));
+  });
+  return Object.assign(app, { purchases, metrics, guard });
+}

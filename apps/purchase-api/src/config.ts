@@ -1,0 +1,26 @@
+import { parseConfig, secret } from "@flashgate/config";
+import { z } from "zod";
+
+const int = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
+
+export const purchaseApiConfigSchema = z.object({
+  PORT: int(8080),
+  DATABASE_URL: z.string().startsWith("mysql://", "must be a mysql:// URL"),
+  REDIS_URL: z.string().startsWith("redis://", "must be a redis:// URL"),
+  AUTH_JWT_SECRET: secret(),
+  ADMIN_JWT_SECRET: secret(),
+  PAYMENT_WEBHOOK_SECRET: secret(),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  DB_POOL_SIZE: int(8),
+  DB_MAX_IN_FLIGHT: int(8),
+  DB_MAX_QUEUE: int(64, 0),
+  DB_QUEUE_TIMEOUT_MS: int(250),
+  RESERVATION_TTL_MS: int(15_000),
+  RATE_LIMIT: int(10),
+  RATE_WINDOW_MS: int(1000),
+  SOLD_OUT_CACHE_MS: int(250, 0),
+});
+
+export type PurchaseApiConfig = z.infer<typeof purchaseApiConfigSchema>;
+
+export const loadConfig = (env: Record<string, string | undefined>) => parseConfig(purchaseApiConfigSchema, env);

@@ -1,0 +1,31 @@
+import { serve } from "@hono/node-server";
+import { withScripts } from "@flashgate/cache";
+import { createPool } from "@flashgate/db";
+import { createLogger } from "@flashgate/logger";
+import { Redis } from "ioredis";
+import { createApp } from "./app.ts";
+import { loadConfig } from "./config.ts";
+
+const config = loadConfig(process.env);
+const logger = createLogger("purchase-api", config.LOG_LEVEL);
+// Fail fast: with Redis down a request must get 503 at once, not wait in an offline queue.
+const redis = withScripts(new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1000 }));
+redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
+const pool = createPool(config.DATABASE_URL, { connectionLimit: config.DB_POOL_SIZE });
+const app = createApp({ config, redis, pool, logger });
+
+const server = serve({ fetch: app.fetch, port: config.PORT, hostname: "127.0.0.1" }, (info) =>
+  logger.info({ port: info.port }, "purchase-api listening"),
+);
+
+const shutdown = () => {
+  logger.info("shutting down");
+  server.close(async () => {
+    await pool.end().catch(() => {});
+    redis.disconnect();
+    process.exit(0);
+  });
+  setTimeout(() => process.exit(0), 5000).unref();
+};
+process.on("SIGTERM", shutdown);
+process.on("SIGINT", shutdown);

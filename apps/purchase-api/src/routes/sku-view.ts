@@ -1,0 +1,29 @@
+import { type FlashgateRedis, publicState, readCachedSku } from "@flashgate/cache";
+import type { PurchaseService } from "@flashgate/sale";
+import { Hono } from "hono";
+import { pathId } from "../body.ts";
+import type { AppEnv } from "../env.ts";
+import { ApiError } from "../problem.ts";
+
+/** Public product-page view, served from the cache only. */
+export function skuViewRoutes(deps: { redis: FlashgateRedis; purchases: PurchaseService }) {
+  return new Hono<AppEnv>().get("/:activityId/skus/:skuId", async (c) => {
+    const activityId = pathId(c, "activityId");
+    const skuId = pathId(c, "skuId");
+    const sku = await readCachedSku(deps.redis, activityId, skuId).catch(() => {
+      throw new ApiError("UNAVAILABLE", "the cache is unavailable", 1);
+    });
+    if (!sku) {
+      const exists = await deps.purchases.skuExists(activityId, skuId).catch(() => true);
+      if (!exists) throw new ApiError("NOT_FOUND", "no such activity or SKU");
+      throw new ApiError("UNAVAILABLE", "this SKU's cache is being rebuilt", 1);
+    }
+    c.header("cache-control", "public, max-age=1");
+    return c.json({
+      state: publicState(sku),
+      available: Math.max(0, sku.available - sku.liveReservations),
+      priceCents: sku.priceCents,
+      currency: sku.currency,
+    });
+  });
+}

@@ -1,0 +1,52 @@
+-- The whole fast path in one round trip on one slot.
+-- KEYS: 1 sku hash, 2 buyers set, 3 reservations zset, 4 reservation requests hash, 5 user's rate counter
+-- ARGV: 1 user id, 2 request id, 3 now (ms), 4 reservation ttl (ms), 5 rate limit, 6 rate window (ms)
+-- Returns { outcome, detail }:
+--   NOT_LOADED, RATE_LIMITED <retry ms>, NOT_STARTED, ENDED, ALREADY, IN_FLIGHT <request id>,
+--   SOLD_OUT <db available as applied>, RESERVED <effective available before this reservation>
+local now = tonumber(ARGV[3])
+
+local sku = redis.call('HMGET', KEYS[1], 'available', 'starts_ms', 'ends_ms')
+if not sku[1] then
+  return { 'NOT_LOADED', 0 }
+end
+
+local count = redis.call('INCR', KEYS[5])
+if count == 1 then
+  redis.call('PEXPIRE', KEYS[5], ARGV[6])
+end
+if count > tonumber(ARGV[5]) then
+  return { 'RATE_LIMITED', redis.call('PTTL', KEYS[5]) }
+end
+
+if now < tonumber(sku[2]) then
+  return { 'NOT_STARTED', 0 }
+end
+if now >= tonumber(sku[3]) then
+  return { 'ENDED', 0 }
+end
+
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
+  return { 'ALREADY', 0 }
+end
+
+local held = redis.call('ZSCORE', KEYS[3], ARGV[1])
+if held and tonumber(held) > now then
+  return { 'IN_FLIGHT', redis.call('HGET', KEYS[4], ARGV[1]) or '' }
+end
+
+-- Expired reservations belong to requests that crashed or timed out: they stop counting.
+local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
+if #expired > 0 then
+  redis.call('ZREM', KEYS[3], unpack(expired))
+  redis.call('HDEL', KEYS[4], unpack(expired))
+end
+local available = tonumber(sku[1])
+local effective = available - redis.call('ZCARD', KEYS[3])
+if effective <= 0 then
+  return { 'SOLD_OUT', available }
+end
+
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[4]), ARGV[1])
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
+return { 'RESERVED', effective }

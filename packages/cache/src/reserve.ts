@@ -1,0 +1,66 @@
+import { skuKeys } from "./keys.ts";
+import type { FlashgateRedis } from "./scripts.ts";
+
+export type ReserveOutcome =
+  | { outcome: "RESERVED"; effectiveAvailable: number }
+  | { outcome: "NOT_LOADED" }
+  | { outcome: "RATE_LIMITED"; retryAfterMs: number }
+  | { outcome: "NOT_STARTED" }
+  | { outcome: "ENDED" }
+  | { outcome: "ALREADY" }
+  | { outcome: "IN_FLIGHT"; requestId: string }
+  | { outcome: "SOLD_OUT"; appliedAvailable: number };
+
+export interface ReserveInput {
+  activityId: number;
+  skuId: number;
+  userId: string;
+  requestId: string;
+  nowMs?: number;
+}
+
+export interface FastPathLimits {
+  reservationTtlMs: number;
+  rateLimit: number;
+  rateWindowMs: number;
+}
+
+/** One EVALSHA: rate limit, sale window, one-per-user, availability and a TTL-bounded reservation. */
+export async function reserveUnit(redis: FlashgateRedis, input: ReserveInput, limits: FastPathLimits): Promise<ReserveOutcome> {
+  const keys = skuKeys(input.activityId, input.skuId);
+  const [outcome, detail] = (await redis.fgReserve(
+    keys.sku,
+    keys.buyers,
+    keys.reservations,
+    keys.reservationRequests,
+    `${keys.ratePrefix}${input.userId}`,
+    input.userId,
+    input.requestId,
+    input.nowMs ?? Date.now(),
+    limits.reservationTtlMs,
+    limits.rateLimit,
+    limits.rateWindowMs,
+  )) as [string, number | string];
+  switch (outcome) {
+    case "RESERVED":
+      return { outcome, effectiveAvailable: Number(detail) };
+    case "RATE_LIMITED":
+      return { outcome, retryAfterMs: Math.max(1, Number(detail)) };
+    case "IN_FLIGHT":
+      return { outcome, requestId: String(detail) };
+    case "SOLD_OUT":
+      return { outcome, appliedAvailable: Number(detail) };
+    case "NOT_LOADED":
+    case "NOT_STARTED":
+    case "ENDED":
+    case "ALREADY":
+      return { outcome };
+    default:
+      throw new Error(`reserve script returned ${outcome}`);
+  }
+}
+
+export async function releaseReservation(redis: FlashgateRedis, input: Omit<ReserveInput, "nowMs">): Promise<boolean> {
+  const keys = skuKeys(input.activityId, input.skuId);
+  return (await redis.fgRelease(keys.reservations, keys.reservationRequests, input.userId, input.requestId)) === 1;
+}

@@ -1,0 +1,28 @@
+import { readFileSync } from "node:fs";
+import type { Redis } from "ioredis";
+
+const lua = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), "utf8");
+
+const definitions = {
+  fgReserve: { numberOfKeys: 5, lua: lua("reserve") },
+  fgRelease: { numberOfKeys: 2, lua: lua("release") },
+  fgLoad: { numberOfKeys: 4, lua: lua("load") },
+  fgApply: { numberOfKeys: 4, lua: lua("apply") },
+} as const;
+
+export type ScriptName = keyof typeof definitions;
+
+type ScriptArg = string | number;
+
+export type FlashgateRedis = Redis & { [K in ScriptName]: (...args: ScriptArg[]) => Promise<unknown> };
+
+/**
+ * Registers the scripts on a client. ioredis sends EVALSHA and falls back to EVAL on NOSCRIPT
+ * (after a Redis restart or SCRIPT FLUSH), so callers never see NOSCRIPT.
+ */
+export function withScripts(redis: Redis): FlashgateRedis {
+  for (const [name, definition] of Object.entries(definitions)) {
+    if (!(name in redis)) redis.defineCommand(name, definition);
+  }
+  return redis as FlashgateRedis;
+}

@@ -1,0 +1,55 @@
+import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
+
+export type OrderState = "PENDING" | "PAID" | "CLOSED";
+
+export interface Order {
+  requestId: string;
+  activityId: number;
+  skuId: number;
+  userId: string;
+  state: OrderState;
+  amountCents: number;
+  currency: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+interface OrderRow extends RowDataPacket {
+  request_id: string;
+  activity_id: number;
+  sku_id: number;
+  user_id: number | string;
+  state: OrderState;
+  amount_cents: number;
+  currency: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
+const columns = "request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at";
+
+export const toOrder = (row: OrderRow): Order => ({
+  requestId: row.request_id,
+  activityId: Number(row.activity_id),
+  skuId: Number(row.sku_id),
+  userId: String(row.user_id),
+  state: row.state,
+  amountCents: Number(row.amount_cents),
+  currency: row.currency,
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+});
+
+export async function findOrder(db: Pool | PoolConnection, requestId: string): Promise<Order | undefined> {
+  const [rows] = await db.query<OrderRow[]>(`SELECT ${columns} FROM sale_order WHERE request_id = ?`, [requestId]);
+  return rows[0] ? toOrder(rows[0]) : undefined;
+}
+
+/** The order that blocks this user from buying the SKU again (live, or closed without rebuy). */
+export async function findBlockingOrder(db: Pool | PoolConnection, activityId: number, skuId: number, userId: string): Promise<Order | undefined> {
+  const [rows] = await db.query<OrderRow[]>(
+    `SELECT ${columns} FROM sale_order WHERE activity_id = ? AND sku_id = ? AND user_id = ? AND closed_seq = 0`,
+    [activityId, skuId, userId],
+  );
+  return rows[0] ? toOrder(rows[0]) : undefined;
+}

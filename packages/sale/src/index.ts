@@ -1,0 +1,11 @@
+export { createExpiringFlags } from "./expiring-flags.ts";
+export { createOverloadGuard, OverloadedError, type OverloadGuard } from "./overload-guard.ts";
+export {
+  createPurchaseService,
+  type PurchaseObserver,
+  type PurchaseRequest,
+  type PurchaseResult,
+  type PurchaseService,
+  type TransactionOutcome,
+} from "./purchase.ts";
+export { createSkuExistence } from "./sku-exists.ts";

@@ -1,0 +1,166 @@
+import {
+  type FastPathLimits,
+  type FlashgateRedis,
+  rebuildQueueKey,
+  releaseReservation,
+  type ReserveOutcome,
+  reserveUnit,
+} from "@flashgate/cache";
+import { findOrder, type Order, OutcomeUnknownError, type PurchaseDecision, placeOrder } from "@flashgate/db";
+import type { Pool } from "mysql2/promise";
+import { createExpiringFlags } from "./expiring-flags.ts";
+import { OverloadedError, type OverloadGuard } from "./overload-guard.ts";
+import { createSkuExistence } from "./sku-exists.ts";
+
+export interface PurchaseRequest {
+  requestId: string;
+  activityId: number;
+  skuId: number;
+  userId: string;
+}
+
+export type PurchaseResult =
+  | { kind: "CREATED"; order: Order }
+  | { kind: "REPLAYED"; order: Order }
+  | { kind: "SOLD_OUT" }
+  | { kind: "ALREADY_PURCHASED"; detail: string }
+  | { kind: "IDEMPOTENCY_KEY_REUSED" }
+  | { kind: "ACTIVITY_NOT_OPEN"; detail: string }
+  | { kind: "NOT_FOUND" }
+  | { kind: "RATE_LIMITED"; retryAfterS: number }
+  | { kind: "UNAVAILABLE"; detail: string; retryAfterS: number };
+
+export type TransactionOutcome = "committed" | "rejected" | "unknown" | "failed";
+
+export interface PurchaseObserver {
+  transaction(outcome: TransactionOutcome): void;
+  reservations(delta: number): void;
+}
+
+export interface PurchaseServiceOptions {
+  redis: FlashgateRedis;
+  pool: Pool;
+  guard: OverloadGuard;
+  limits: FastPathLimits;
+  /** How long a SOLD_OUT seen in Redis (with nothing reserved) is answered locally. This bounds staleness. */
+  soldOutCacheMs: number;
+  observer?: PurchaseObserver;
+}
+
+const noObserver: PurchaseObserver = { transaction: () => {}, reservations: () => {} };
+
+export function createPurchaseService(options: PurchaseServiceOptions) {
+  const { redis, pool, guard, limits } = options;
+  const observer = options.observer ?? noObserver;
+  const soldOut = createExpiringFlags(options.soldOutCacheMs);
+  const skuExists = createSkuExistence(pool);
+
+  async function fastPath(request: PurchaseRequest): Promise<ReserveOutcome | "REDIS_DOWN"> {
+    try {
+      return await reserveUnit(redis, request, limits);
+    } catch {
+      return "REDIS_DOWN";
+    }
+  }
+
+  /** `counted`: this call made the reservation; `inherited`: an earlier attempt with the same key did. */
+  async function decide(request: PurchaseRequest, reservation: "counted" | "inherited"): Promise<PurchaseResult> {
+    const release = async () => {
+      await releaseReservation(redis, request).catch(() => {});
+      if (reservation === "counted") observer.reservations(-1);
+    };
+    let decision: PurchaseDecision;
+    try {
+      decision = await guard.run(() => placeOrder(pool, request));
+    } catch (error) {
+      if (error instanceof OutcomeUnknownError) {
+        // The unit may be sold: keep the reservation until its TTL so nobody else can take it twice.
+        observer.transaction("unknown");
+        return { kind: "UNAVAILABLE", detail: "the outcome is unknown; retry with the same Idempotency-Key", retryAfterS: 1 };
+      }
+      await release();
+      if (error instanceof OverloadedError) return { kind: "UNAVAILABLE", detail: "too many purchases in flight", retryAfterS: 1 };
+      observer.transaction("failed");
+      return { kind: "UNAVAILABLE", detail: "the database is unavailable", retryAfterS: 2 };
+    }
+    if (decision.kind === "created") {
+      observer.transaction("committed");
+      return { kind: "CREATED", order: decision.order };
+    }
+    observer.transaction("rejected");
+    await release();
+    switch (decision.kind) {
+      case "replayed":
+        return { kind: "REPLAYED", order: decision.order };
+      case "sold_out":
+        return { kind: "SOLD_OUT" };
+      case "not_open":
+        return { kind: "ACTIVITY_NOT_OPEN", detail: "the sale is not open" };
+      case "unknown_sku":
+        return { kind: "NOT_FOUND" };
+      case "already_purchased":
+        return { kind: "ALREADY_PURCHASED", detail: "this user already holds an order for this SKU" };
+      case "key_reused":
+        return { kind: "IDEMPOTENCY_KEY_REUSED" };
+    }
+  }
+
+  /** A user already holds an order: answer a replay of the same key with that order, read from MySQL. */
+  async function replayOrRefuse(request: PurchaseRequest): Promise<PurchaseResult> {
+    let existing: Order | undefined;
+    try {
+      existing = await findOrder(pool, request.requestId);
+    } catch {
+      return { kind: "UNAVAILABLE", detail: "the database is unavailable", retryAfterS: 2 };
+    }
+    if (!existing) return { kind: "ALREADY_PURCHASED", detail: "this user already holds an order for this SKU" };
+    const same = existing.userId === request.userId && existing.activityId === request.activityId && existing.skuId === request.skuId;
+    return same ? { kind: "REPLAYED", order: existing } : { kind: "IDEMPOTENCY_KEY_REUSED" };
+  }
+
+  async function notLoaded(request: PurchaseRequest): Promise<PurchaseResult> {
+    let exists: boolean;
+    try {
+      exists = await skuExists(request.activityId, request.skuId);
+    } catch {
+      return { kind: "UNAVAILABLE", detail: "the database is unavailable", retryAfterS: 2 };
+    }
+    if (!exists) return { kind: "NOT_FOUND" };
+    await redis.sadd(rebuildQueueKey, `${request.activityId}:${request.skuId}`).catch(() => {});
+    return { kind: "UNAVAILABLE", detail: "this SKU's cache is being rebuilt", retryAfterS: 1 };
+  }
+
+  return {
+    async purchase(request: PurchaseRequest): Promise<PurchaseResult> {
+      const skuKey = `${request.activityId}:${request.skuId}`;
+      if (soldOut.has(skuKey)) return { kind: "SOLD_OUT" };
+      const fast = await fastPath(request);
+      if (fast === "REDIS_DOWN") return { kind: "UNAVAILABLE", detail: "the cache is unavailable", retryAfterS: 1 };
+      switch (fast.outcome) {
+        case "RESERVED":
+          observer.reservations(1);
+          return decide(request, "counted");
+        case "IN_FLIGHT":
+          // The same key again while its first attempt is unresolved: the transaction is idempotent on the key.
+          if (fast.requestId === request.requestId) return decide(request, "inherited");
+          return { kind: "ALREADY_PURCHASED", detail: "another purchase of this user is in progress" };
+        case "SOLD_OUT":
+          if (fast.appliedAvailable === 0) soldOut.set(skuKey);
+          return { kind: "SOLD_OUT" };
+        case "ALREADY":
+          return replayOrRefuse(request);
+        case "RATE_LIMITED":
+          return { kind: "RATE_LIMITED", retryAfterS: Math.ceil(fast.retryAfterMs / 1000) };
+        case "NOT_STARTED":
+          return { kind: "ACTIVITY_NOT_OPEN", detail: "the sale has not started" };
+        case "ENDED":
+          return { kind: "ACTIVITY_NOT_OPEN", detail: "the sale has ended" };
+        case "NOT_LOADED":
+          return notLoaded(request);
+      }
+    },
+    skuExists,
+  };
+}
+
+export type PurchaseService = ReturnType<typeof createPurchaseService>;
