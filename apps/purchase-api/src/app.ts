@@ -29,12 +29,20 @@ const traceIdPattern = /^[A-Za-z0-9-]{8,64}$/;
 export function createApp(deps: AppDeps) {
   const { config, redis, pool, logger } = deps;
   const metrics = deps.metrics ?? createMetrics();
-  const guard = createOverloadGuard({ maxInFlight: config.DB_MAX_IN_FLIGHT, maxQueue: config.DB_MAX_QUEUE, maxWaitMs: config.DB_QUEUE_TIMEOUT_MS });
+  const guard = createOverloadGuard({
+    maxInFlight: config.DB_MAX_IN_FLIGHT,
+    maxQueue: config.DB_MAX_QUEUE,
+    maxWaitMs: config.DB_QUEUE_TIMEOUT_MS,
+  });
   const purchases = createPurchaseService({
     redis,
     pool,
     guard,
-    limits: { reservationTtlMs: config.RESERVATION_TTL_MS, rateLimit: config.RATE_LIMIT, rateWindowMs: config.RATE_WINDOW_MS },
+    limits: {
+      reservationTtlMs: config.RESERVATION_TTL_MS,
+      rateLimit: config.RATE_LIMIT,
+      rateWindowMs: config.RATE_WINDOW_MS,
+    },
     soldOutCacheMs: config.SOLD_OUT_CACHE_MS,
     observer: metrics.observer,
   });
@@ -48,7 +56,10 @@ export function createApp(deps: AppDeps) {
     const started = performance.now();
     await next();
     c.header("x-request-id", traceId);
-    metrics.requestDuration.observe({ route: c.req.routePath, status: c.res.status }, (performance.now() - started) / 1000);
+    metrics.requestDuration.observe(
+      { route: c.req.routePath, status: c.res.status },
+      (performance.now() - started) / 1000,
+    );
   });
   app.use(
     bodyLimit({
@@ -69,7 +80,12 @@ export function createApp(deps: AppDeps) {
   app.onError((error, c) => {
     if (error instanceof ApiError) return problem(c, error);
     if (error instanceof HTTPException) {
-      const code = error.status === 401 ? "UNAUTHORIZED" : error.status === 413 ? "PAYLOAD_TOO_LARGE" : "INVALID_REQUEST";
+      const code =
+        error.status === 401
+          ? "UNAUTHORIZED"
+          : error.status === 413
+            ? "PAYLOAD_TOO_LARGE"
+            : "INVALID_REQUEST";
       return problem(c, new ApiError(code, error.message || "invalid request"));
     }
     // Never leak a stack, SQL or secret to the caller: the detail stays in the log, joined by trace id.

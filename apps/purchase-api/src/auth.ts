@@ -1,4 +1,4 @@
-import { type JwtVerifier, JwtError } from "@flashgate/auth";
+import { JwtError, type JwtVerifier } from "@flashgate/auth";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env.ts";
 import { ApiError } from "./problem.ts";
@@ -24,7 +24,8 @@ export const requireUser =
   (verify: JwtVerifier): MiddlewareHandler<AppEnv> =>
   async (c, next) => {
     const claims = verified(verify, bearer(c.req.header("authorization")));
-    if (!userIdPattern.test(claims.sub)) throw new ApiError("UNAUTHORIZED", "invalid token: sub is not a user id");
+    if (!userIdPattern.test(claims.sub))
+      throw new ApiError("UNAUTHORIZED", "invalid token: sub is not a user id");
     c.set("userId", claims.sub);
     await next();
   };
@@ -42,7 +43,8 @@ export const requireAdmin =
       claims = verifyAdmin(token);
     } catch (error) {
       if (!(error instanceof JwtError)) throw error;
-      if (error.reason === "signature" && isValid(verifyUser, token)) throw new ApiError("FORBIDDEN", "an admin token is required");
+      if (error.reason === "signature" && isValid(verifyUser, token))
+        throw new ApiError("FORBIDDEN", "an admin token is required");
       throw new ApiError("UNAUTHORIZED", error.message);
     }
     if (claims.role !== "admin") throw new ApiError("FORBIDDEN", "an admin token is required");

@@ -3,7 +3,10 @@ import type { z } from "zod";
 import { ApiError } from "./problem.ts";
 
 /** Parses a JSON body against a schema; every failure names what is wrong. */
-export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<{ value: z.infer<S>; raw: string }> {
+export async function jsonBody<S extends z.ZodType>(
+  c: Context,
+  schema: S,
+): Promise<{ value: z.infer<S>; raw: string }> {
   const raw = await c.req.text();
   let json: unknown;
   try {

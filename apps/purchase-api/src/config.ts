@@ -13,8 +13,8 @@ export const purchaseApiConfigSchema = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   DB_POOL_SIZE: int(8),
   DB_MAX_IN_FLIGHT: int(8),
-  DB_MAX_QUEUE: int(64, 0),
-  DB_QUEUE_TIMEOUT_MS: int(250),
+  DB_MAX_QUEUE: int(256, 0),
+  DB_QUEUE_TIMEOUT_MS: int(1000),
   RESERVATION_TTL_MS: int(15_000),
   RATE_LIMIT: int(10),
   RATE_WINDOW_MS: int(1000),
@@ -23,4 +23,5 @@ export const purchaseApiConfigSchema = z.object({
 
 export type PurchaseApiConfig = z.infer<typeof purchaseApiConfigSchema>;
 
-export const loadConfig = (env: Record<string, string | undefined>) => parseConfig(purchaseApiConfigSchema, env);
+export const loadConfig = (env: Record<string, string | undefined>) =>
+  parseConfig(purchaseApiConfigSchema, env);

@@ -1,7 +1,7 @@
-import { serve } from "@hono/node-server";
 import { withScripts } from "@flashgate/cache";
-import { createPool } from "@flashgate/db";
+import { createPool, warmPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
+import { serve } from "@hono/node-server";
 import { Redis } from "ioredis";
 import { createApp } from "./app.ts";
 import { loadConfig } from "./config.ts";
@@ -9,9 +9,14 @@ import { loadConfig } from "./config.ts";
 const config = loadConfig(process.env);
 const logger = createLogger("purchase-api", config.LOG_LEVEL);
 // Fail fast: with Redis down a request must get 503 at once, not wait in an offline queue.
-const redis = withScripts(new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1000 }));
+const redis = withScripts(
+  new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1000 }),
+);
 redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
 const pool = createPool(config.DATABASE_URL, { connectionLimit: config.DB_POOL_SIZE });
+await warmPool(pool, config.DB_POOL_SIZE).catch((error) =>
+  logger.warn({ err: error.message }, "database not reachable yet"),
+);
 const app = createApp({ config, redis, pool, logger });
 
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: "127.0.0.1" }, (info) =>

@@ -49,7 +49,8 @@ export class ApiError extends Error {
 export function problem(c: Context, error: ApiError): Response {
   const status = errorStatus[error.code];
   const headers: Record<string, string> = { "content-type": "application/problem+json" };
-  if (error.retryAfterS !== undefined || status === 429 || status === 503) headers["retry-after"] = String(error.retryAfterS ?? 1);
+  if (error.retryAfterS !== undefined || status === 429 || status === 503)
+    headers["retry-after"] = String(error.retryAfterS ?? 1);
   const body = {
     type: `https://flashgate.dev/problems/${error.code.toLowerCase().replaceAll("_", "-")}`,
     title: titles[error.code],

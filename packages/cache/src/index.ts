@@ -1,5 +1,11 @@
 export { activitySkusKey, cacheEpochKey, rebuildQueueKey, type SkuKeys, skuKeys } from "./keys.ts";
 export { endedGraceMs, type LoadResult, loadSkuFromDatabase } from "./load-sku.ts";
-export { type FastPathLimits, type ReserveInput, type ReserveOutcome, releaseReservation, reserveUnit } from "./reserve.ts";
+export {
+  type FastPathLimits,
+  type ReserveInput,
+  type ReserveOutcome,
+  releaseReservation,
+  reserveUnit,
+} from "./reserve.ts";
 export { type FlashgateRedis, withScripts } from "./scripts.ts";
 export { type CachedSku, type PublicSkuState, publicState, readCachedSku } from "./sku-view.ts";

@@ -13,7 +13,12 @@ export type LoadResult = "loaded" | "newer_in_cache" | "unknown_sku";
  * Rebuilds one SKU's maintained state from MySQL, fenced by the binlog position of the read: the
  * same function serves first loads, FLUSHALL recovery and drift repair.
  */
-export async function loadSkuFromDatabase(pool: Pool, redis: FlashgateRedis, activityId: number, skuId: number): Promise<LoadResult> {
+export async function loadSkuFromDatabase(
+  pool: Pool,
+  redis: FlashgateRedis,
+  activityId: number,
+  skuId: number,
+): Promise<LoadResult> {
   const snapshot = await readSkuSnapshot(pool, activityId, skuId);
   if (!snapshot) return "unknown_sku";
   const keys = skuKeys(activityId, skuId);

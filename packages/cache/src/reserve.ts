@@ -26,7 +26,11 @@ export interface FastPathLimits {
 }
 
 /** One EVALSHA: rate limit, sale window, one-per-user, availability and a TTL-bounded reservation. */
-export async function reserveUnit(redis: FlashgateRedis, input: ReserveInput, limits: FastPathLimits): Promise<ReserveOutcome> {
+export async function reserveUnit(
+  redis: FlashgateRedis,
+  input: ReserveInput,
+  limits: FastPathLimits,
+): Promise<ReserveOutcome> {
   const keys = skuKeys(input.activityId, input.skuId);
   const [outcome, detail] = (await redis.fgReserve(
     keys.sku,
@@ -60,7 +64,12 @@ export async function reserveUnit(redis: FlashgateRedis, input: ReserveInput, li
   }
 }
 
-export async function releaseReservation(redis: FlashgateRedis, input: Omit<ReserveInput, "nowMs">): Promise<boolean> {
+export async function releaseReservation(
+  redis: FlashgateRedis,
+  input: Omit<ReserveInput, "nowMs">,
+): Promise<boolean> {
   const keys = skuKeys(input.activityId, input.skuId);
-  return (await redis.fgRelease(keys.reservations, keys.reservationRequests, input.userId, input.requestId)) === 1;
+  return (
+    (await redis.fgRelease(keys.reservations, keys.reservationRequests, input.userId, input.requestId)) === 1
+  );
 }

@@ -14,7 +14,12 @@ export interface CachedSku {
 }
 
 /** The cache's view of one SKU, or undefined when Redis does not hold it (never loaded, expired, or lost). */
-export async function readCachedSku(redis: FlashgateRedis, activityId: number, skuId: number, nowMs = Date.now()): Promise<CachedSku | undefined> {
+export async function readCachedSku(
+  redis: FlashgateRedis,
+  activityId: number,
+  skuId: number,
+  nowMs = Date.now(),
+): Promise<CachedSku | undefined> {
   const keys = skuKeys(activityId, skuId);
   const [[, hash], [, reservations], [, buyers]] = (await redis
     .multi()

@@ -26,7 +26,8 @@ interface OrderRow extends RowDataPacket {
   expires_at: Date;
 }
 
-const columns = "request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at";
+const columns =
+  "request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at";
 
 export const toOrder = (row: OrderRow): Order => ({
   requestId: row.request_id,
@@ -41,12 +42,19 @@ export const toOrder = (row: OrderRow): Order => ({
 });
 
 export async function findOrder(db: Pool | PoolConnection, requestId: string): Promise<Order | undefined> {
-  const [rows] = await db.query<OrderRow[]>(`SELECT ${columns} FROM sale_order WHERE request_id = ?`, [requestId]);
+  const [rows] = await db.query<OrderRow[]>(`SELECT ${columns} FROM sale_order WHERE request_id = ?`, [
+    requestId,
+  ]);
   return rows[0] ? toOrder(rows[0]) : undefined;
 }
 
 /** The order that blocks this user from buying the SKU again (live, or closed without rebuy). */
-export async function findBlockingOrder(db: Pool | PoolConnection, activityId: number, skuId: number, userId: string): Promise<Order | undefined> {
+export async function findBlockingOrder(
+  db: Pool | PoolConnection,
+  activityId: number,
+  skuId: number,
+  userId: string,
+): Promise<Order | undefined> {
   const [rows] = await db.query<OrderRow[]>(
     `SELECT ${columns} FROM sale_order WHERE activity_id = ? AND sku_id = ? AND user_id = ? AND closed_seq = 0`,
     [activityId, skuId, userId],

@@ -20,3 +20,9 @@ export function createPool(url: string, options: Partial<PoolOptions> = {}): Poo
   });
   return pool;
 }
+
+/** Opens `connections` connections up front so the first burst of a sale does not pay for the handshakes. */
+export async function warmPool(pool: Pool, connections: number): Promise<void> {
+  const held = await Promise.all(Array.from({ length: connections }, () => pool.getConnection()));
+  for (const connection of held) connection.release();
+}

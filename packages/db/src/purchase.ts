@@ -53,7 +53,15 @@ export async function placeOrder(pool: Pool, input: PurchaseInput): Promise<Purc
       await connection.query(
         `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
          VALUES (?, ?, ?, ?, 'PENDING', ?, ?, NOW(3), NOW(3) + INTERVAL ? SECOND)`,
-        [input.requestId, input.activityId, input.skuId, input.userId, row.price_cents, row.currency, row.payment_timeout_s],
+        [
+          input.requestId,
+          input.activityId,
+          input.skuId,
+          input.userId,
+          row.price_cents,
+          row.currency,
+          row.payment_timeout_s,
+        ],
       );
     } catch (error) {
       await connection.query("ROLLBACK");
@@ -87,7 +95,10 @@ export async function placeOrder(pool: Pool, input: PurchaseInput): Promise<Purc
 async function resolveConflict(connection: PoolConnection, input: PurchaseInput): Promise<PurchaseDecision> {
   const existing = await findOrder(connection, input.requestId);
   if (existing) {
-    const same = existing.userId === input.userId && existing.activityId === input.activityId && existing.skuId === input.skuId;
+    const same =
+      existing.userId === input.userId &&
+      existing.activityId === input.activityId &&
+      existing.skuId === input.skuId;
     return same ? { kind: "replayed", order: existing } : { kind: "key_reused" };
   }
   const blocking = await findBlockingOrder(connection, input.activityId, input.skuId, input.userId);
@@ -96,5 +107,7 @@ async function resolveConflict(connection: PoolConnection, input: PurchaseInput)
 
 const isConnectionLoss = (error: unknown) => {
   const code = (error as { code?: string }).code ?? "";
-  return code === "PROTOCOL_CONNECTION_LOST" || code === "ECONNRESET" || code === "ETIMEDOUT" || code === "EPIPE";
+  return (
+    code === "PROTOCOL_CONNECTION_LOST" || code === "ECONNRESET" || code === "ETIMEDOUT" || code === "EPIPE"
+  );
 };

@@ -19,7 +19,11 @@ export interface SkuSnapshot {
  * snapshot); elsewhere the coordinate read just before the snapshot is used, which is earlier or equal,
  * and re-applying the events in between is harmless because every change carries its full after-image.
  */
-export async function readSkuSnapshot(pool: Pool, activityId: number, skuId: number): Promise<SkuSnapshot | undefined> {
+export async function readSkuSnapshot(
+  pool: Pool,
+  activityId: number,
+  skuId: number,
+): Promise<SkuSnapshot | undefined> {
   const connection = await pool.getConnection();
   try {
     const [before] = await connection.query<RowDataPacket[]>("SHOW MASTER STATUS");

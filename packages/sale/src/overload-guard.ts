@@ -16,7 +16,8 @@ export function createOverloadGuard(options: { maxInFlight: number; maxQueue: nu
       inFlight += 1;
       return Promise.resolve();
     }
-    if (queue.length >= options.maxQueue) return Promise.reject(new OverloadedError("too many database transactions queued"));
+    if (queue.length >= options.maxQueue)
+      return Promise.reject(new OverloadedError("too many database transactions queued"));
     return new Promise((resolve, reject) => {
       const waiter = {
         resolve,

@@ -1,9 +1,9 @@
 import {
   type FastPathLimits,
   type FlashgateRedis,
+  type ReserveOutcome,
   rebuildQueueKey,
   releaseReservation,
-  type ReserveOutcome,
   reserveUnit,
 } from "@flashgate/cache";
 import { findOrder, type Order, OutcomeUnknownError, type PurchaseDecision, placeOrder } from "@flashgate/db";
@@ -64,7 +64,10 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
   }
 
   /** `counted`: this call made the reservation; `inherited`: an earlier attempt with the same key did. */
-  async function decide(request: PurchaseRequest, reservation: "counted" | "inherited"): Promise<PurchaseResult> {
+  async function decide(
+    request: PurchaseRequest,
+    reservation: "counted" | "inherited",
+  ): Promise<PurchaseResult> {
     const release = async () => {
       await releaseReservation(redis, request).catch(() => {});
       if (reservation === "counted") observer.reservations(-1);
@@ -76,10 +79,15 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       if (error instanceof OutcomeUnknownError) {
         // The unit may be sold: keep the reservation until its TTL so nobody else can take it twice.
         observer.transaction("unknown");
-        return { kind: "UNAVAILABLE", detail: "the outcome is unknown; retry with the same Idempotency-Key", retryAfterS: 1 };
+        return {
+          kind: "UNAVAILABLE",
+          detail: "the outcome is unknown; retry with the same Idempotency-Key",
+          retryAfterS: 1,
+        };
       }
       await release();
-      if (error instanceof OverloadedError) return { kind: "UNAVAILABLE", detail: "too many purchases in flight", retryAfterS: 1 };
+      if (error instanceof OverloadedError)
+        return { kind: "UNAVAILABLE", detail: "too many purchases in flight", retryAfterS: 1 };
       observer.transaction("failed");
       return { kind: "UNAVAILABLE", detail: "the database is unavailable", retryAfterS: 2 };
     }
@@ -113,8 +121,12 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
     } catch {
       return { kind: "UNAVAILABLE", detail: "the database is unavailable", retryAfterS: 2 };
     }
-    if (!existing) return { kind: "ALREADY_PURCHASED", detail: "this user already holds an order for this SKU" };
-    const same = existing.userId === request.userId && existing.activityId === request.activityId && existing.skuId === request.skuId;
+    if (!existing)
+      return { kind: "ALREADY_PURCHASED", detail: "this user already holds an order for this SKU" };
+    const same =
+      existing.userId === request.userId &&
+      existing.activityId === request.activityId &&
+      existing.skuId === request.skuId;
     return same ? { kind: "REPLAYED", order: existing } : { kind: "IDEMPOTENCY_KEY_REUSED" };
   }
 
@@ -135,7 +147,8 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       const skuKey = `${request.activityId}:${request.skuId}`;
       if (soldOut.has(skuKey)) return { kind: "SOLD_OUT" };
       const fast = await fastPath(request);
-      if (fast === "REDIS_DOWN") return { kind: "UNAVAILABLE", detail: "the cache is unavailable", retryAfterS: 1 };
+      if (fast === "REDIS_DOWN")
+        return { kind: "UNAVAILABLE", detail: "the cache is unavailable", retryAfterS: 1 };
       switch (fast.outcome) {
         case "RESERVED":
           observer.reservations(1);

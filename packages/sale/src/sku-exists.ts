@@ -14,7 +14,10 @@ export function createSkuExistence(pool: Pool, ttlMs = 1000, maxKeys = 10_000) {
     const inFlight = pending.get(key);
     if (inFlight) return inFlight;
     const lookup = pool
-      .query<RowDataPacket[]>("SELECT 1 FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [activityId, skuId])
+      .query<RowDataPacket[]>("SELECT 1 FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [
+        activityId,
+        skuId,
+      ])
       .then(([rows]) => {
         if (known.size >= maxKeys) known.clear();
         known.set(key, { exists: rows.length > 0, until: Date.now() + ttlMs });

@@ -1,4 +1,7 @@
+export { adminToken, idempotencyKey, serveApp, userToken } from "./api-harness.ts";
 export { stackEnv, testContext } from "./env.ts";
 export { eventually } from "./eventually.ts";
 export { freshIds } from "./ids.ts";
+export { createSale, type SaleFixture, type SkuLedger, skuLedger, sold } from "./sale-fixture.ts";
+export { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
 export { testStackEnv } from "./test-stack.ts";

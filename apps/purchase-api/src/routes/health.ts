@@ -9,10 +9,18 @@ export function healthRoutes(deps: { redis: Redis; pool: Pool; registry: Registr
     .get("/healthz", (c) => c.json({ status: "ok" }))
     .get("/readyz", async (c) => {
       const check = async (probe: () => Promise<unknown>) =>
-        Promise.race([probe().then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000))]).catch(() => false);
-      const [redis, database] = await Promise.all([check(() => deps.redis.ping()), check(() => deps.pool.query("SELECT 1"))]);
+        Promise.race([
+          probe().then(() => true),
+          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000)),
+        ]).catch(() => false);
+      const [redis, database] = await Promise.all([
+        check(() => deps.redis.ping()),
+        check(() => deps.pool.query("SELECT 1")),
+      ]);
       const ready = redis && database;
       return c.json({ status: ready ? "ready" : "not ready", redis, database }, ready ? 200 : 503);
     })
-    .get("/metrics", async (c) => c.text(await deps.registry.metrics(), 200, { "content-type": deps.registry.contentType }));
+    .get("/metrics", async (c) =>
+      c.text(await deps.registry.metrics(), 200, { "content-type": deps.registry.contentType }),
+    );
 }

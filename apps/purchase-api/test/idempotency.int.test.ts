@@ -1,0 +1,99 @@
+import { createSale, freshIds, idempotencyKey } from "@flashgate/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiHarness, startApi } from "./harness.ts";
+
+describe("idempotency and sale window", () => {
+  let api: ApiHarness;
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(async () => api.close());
+
+  it("replays the same key and body with 200 and the same order; refuses reuse", async () => {
+    const { activityId, skuId } = freshIds();
+    await createSale(api.pool, { activityId, skuId, units: 5 });
+    await api.load(activityId, skuId);
+    const key = idempotencyKey();
+    const first = await api.purchase(7, { activityId, skuId }, key);
+    expect(first.status).toBe(201);
+    expect(first.headers.get("location")).toBe(`/v1/purchases/${key}`);
+    expect(first.body).toMatchObject({
+      requestId: key,
+      activityId,
+      skuId,
+      userId: 7,
+      state: "PENDING",
+      amountCents: 1999,
+      currency: "EUR",
+    });
+
+    const replay = await api.purchase(7, { activityId, skuId }, key);
+    expect(replay.status).toBe(200);
+    expect(replay.body).toEqual(first.body);
+
+    const otherKey = await api.purchase(7, { activityId, skuId });
+    expect([otherKey.status, otherKey.body.code]).toEqual([409, "ALREADY_PURCHASED"]);
+
+    const otherUser = await api.purchase(8, { activityId, skuId }, key);
+    expect([otherUser.status, otherUser.body.code]).toEqual([409, "IDEMPOTENCY_KEY_REUSED"]);
+
+    const other = freshIds();
+    await createSale(api.pool, { ...other, units: 5 });
+    await api.load(other.activityId, other.skuId);
+    const otherBody = await api.purchase(7, { activityId: other.activityId, skuId: other.skuId }, key);
+    expect([otherBody.status, otherBody.body.code]).toEqual([409, "IDEMPOTENCY_KEY_REUSED"]);
+
+    const [rows] = await api.pool.query("SELECT COUNT(*) AS n FROM sale_order WHERE request_id = ?", [key]);
+    expect((rows as { n: number }[])[0].n).toBe(1);
+
+    const mine = await fetch(`${api.url}/v1/purchases/${key}`, {
+      headers: { authorization: `Bearer ${tokenFor(api, 7)}` },
+    });
+    expect(mine.status).toBe(200);
+    const theirs = await fetch(`${api.url}/v1/purchases/${key}`, {
+      headers: { authorization: `Bearer ${tokenFor(api, 8)}` },
+    });
+    expect(theirs.status).toBe(404);
+  });
+
+  it("refuses purchases outside the sale window and for unknown SKUs", async () => {
+    const early = freshIds();
+    await createSale(api.pool, {
+      ...early,
+      units: 5,
+      startsAt: new Date(Date.now() + 3600_000),
+      endsAt: new Date(Date.now() + 7200_000),
+    });
+    await api.load(early.activityId, early.skuId);
+    const before = await api.purchase(1, early);
+    expect([before.status, before.body.code]).toEqual([409, "ACTIVITY_NOT_OPEN"]);
+
+    const late = freshIds();
+    await createSale(api.pool, {
+      ...late,
+      units: 5,
+      startsAt: new Date(Date.now() - 7200_000),
+      endsAt: new Date(Date.now() - 3600_000),
+    });
+    await api.load(late.activityId, late.skuId);
+    const after = await api.purchase(1, late);
+    expect([after.status, after.body.code]).toEqual([409, "ACTIVITY_NOT_OPEN"]);
+
+    const unknown = await api.purchase(1, { activityId: 987654321, skuId: 1 });
+    expect([unknown.status, unknown.body.code]).toEqual([404, "NOT_FOUND"]);
+    const view = await fetch(`${api.url}/v1/activities/987654321/skus/1`);
+    expect(view.status).toBe(404);
+  });
+
+  it("serves the public SKU view from the cache", async () => {
+    const { activityId, skuId } = freshIds();
+    await createSale(api.pool, { activityId, skuId, units: 3, priceCents: 4999 });
+    await api.load(activityId, skuId);
+    const response = await fetch(`${api.url}/v1/activities/${activityId}/skus/${skuId}`);
+    expect(await response.json()).toEqual({ state: "OPEN", available: 3, priceCents: 4999, currency: "EUR" });
+  });
+});
+
+import { userToken } from "@flashgate/testkit";
+
+const tokenFor = (api: ApiHarness, userId: number) => userToken(api.config.AUTH_JWT_SECRET, userId);

@@ -1,0 +1,62 @@
+import { createSale, freshIds, skuLedger, sold } from "@flashgate/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiHarness, startApi } from "./harness.ts";
+
+/** Runs `count` tasks with at most `width` in flight. */
+async function inWaves<T>(count: number, width: number, task: (index: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < count) {
+        const index = next++;
+        results[index] = await task(index);
+      }
+    }),
+  );
+  return results;
+}
+
+describe("purchase stampede", () => {
+  let api: ApiHarness;
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(async () => api.close());
+
+  it("2,000 users, 50 units: exactly 50 orders, the rest SOLD_OUT, about one transaction per unit", async () => {
+    const { activityId, skuId } = freshIds();
+    await createSale(api.pool, { activityId, skuId, units: 50 });
+    expect(await api.load(activityId, skuId)).toBe("loaded");
+    const before = await api.transactions();
+
+    const results = await inWaves(2000, 200, (i) => api.purchase(1_000_000 + i, { activityId, skuId }));
+    const byStatus = new Map<string, number>();
+    for (const result of results) {
+      const label = result.status === 201 ? "201" : `${result.status} ${result.body.code}`;
+      byStatus.set(label, (byStatus.get(label) ?? 0) + 1);
+    }
+    expect(Object.fromEntries(byStatus)).toEqual({ "201": 50, "409 SOLD_OUT": 1950 });
+
+    const ledger = await skuLedger(api.pool, activityId, skuId);
+    expect(ledger.available + sold(ledger)).toBe(50);
+    expect(sold(ledger)).toBe(50);
+    const perUnit = ((await api.transactions()) - before) / 50;
+    console.log(`database purchase transactions attempted per unit sold: ${perUnit.toFixed(3)}`);
+    expect(perUnit).toBeLessThanOrEqual(1.1);
+  });
+
+  it("one user with 20 concurrent keys gets exactly one order", async () => {
+    const { activityId, skuId } = freshIds();
+    await createSale(api.pool, { activityId, skuId, units: 10 });
+    await api.load(activityId, skuId);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => api.purchase(42, { activityId, skuId })),
+    );
+    expect(results.filter((r) => r.status === 201)).toHaveLength(1);
+    expect(results.filter((r) => r.status === 409 && r.body.code === "ALREADY_PURCHASED")).toHaveLength(19);
+    const ledger = await skuLedger(api.pool, activityId, skuId);
+    expect(sold(ledger)).toBe(1);
+    expect(ledger.available).toBe(9);
+  });
+});

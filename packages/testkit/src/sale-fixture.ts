@@ -1,0 +1,62 @@
+import type { Pool, RowDataPacket } from "mysql2/promise";
+
+export interface SaleFixture {
+  activityId: number;
+  skuId: number;
+  units: number;
+  priceCents?: number;
+  startsAt?: Date;
+  endsAt?: Date;
+  rebuyAfterClose?: boolean;
+  paymentTimeoutS?: number;
+}
+
+/** Creates an activity and one SKU the way a DBA would: plain SQL. */
+export async function createSale(pool: Pool, sale: SaleFixture): Promise<void> {
+  const startsAt = sale.startsAt ?? new Date(Date.now() - 60_000);
+  const endsAt = sale.endsAt ?? new Date(Date.now() + 3600_000);
+  await pool.query(
+    `INSERT INTO activity (id, name, starts_at, ends_at, payment_timeout_s, rebuy_after_close) VALUES (?, ?, ?, ?, ?, ?)
+     ON DUPLICATE KEY UPDATE starts_at = VALUES(starts_at), ends_at = VALUES(ends_at), rebuy_after_close = VALUES(rebuy_after_close)`,
+    [
+      sale.activityId,
+      `test sale ${sale.activityId}`,
+      startsAt,
+      endsAt,
+      sale.paymentTimeoutS ?? 900,
+      sale.rebuyAfterClose ?? false,
+    ],
+  );
+  await pool.query(
+    "INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES (?, ?, ?, ?, 'EUR')",
+    [sale.activityId, sale.skuId, sale.units, sale.priceCents ?? 1999],
+  );
+}
+
+export interface SkuLedger {
+  available: number;
+  pending: number;
+  paid: number;
+  closed: number;
+}
+
+export async function skuLedger(pool: Pool, activityId: number, skuId: number): Promise<SkuLedger> {
+  const [stock] = await pool.query<RowDataPacket[]>(
+    "SELECT available FROM sale_stock WHERE activity_id = ? AND sku_id = ?",
+    [activityId, skuId],
+  );
+  const [orders] = await pool.query<RowDataPacket[]>(
+    "SELECT state, COUNT(*) AS n FROM sale_order WHERE activity_id = ? AND sku_id = ? GROUP BY state",
+    [activityId, skuId],
+  );
+  const count = (state: string) => Number(orders.find((row) => row.state === state)?.n ?? 0);
+  return {
+    available: Number(stock[0]?.available),
+    pending: count("PENDING"),
+    paid: count("PAID"),
+    closed: count("CLOSED"),
+  };
+}
+
+/** DESIGN §4: available + (PENDING + PAID) = supply. */
+export const sold = (ledger: SkuLedger) => ledger.pending + ledger.paid;
