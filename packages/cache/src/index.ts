@@ -1,3 +1,12 @@
+export {
+  type ActivityWindow,
+  type ApplyResult,
+  applyActivityChange,
+  applySkuChanges,
+  removeActivity,
+  type SkuChange,
+} from "./apply.ts";
+export { compareSku, type SkuComparison } from "./drift.ts";
 export { activitySkusKey, cacheEpochKey, rebuildQueueKey, type SkuKeys, skuKeys } from "./keys.ts";
 export { endedGraceMs, type LoadResult, loadSkuFromDatabase } from "./load-sku.ts";
 export {

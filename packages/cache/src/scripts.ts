@@ -8,6 +8,7 @@ const definitions = {
   fgRelease: { numberOfKeys: 2, lua: lua("release") },
   fgLoad: { numberOfKeys: 4, lua: lua("load") },
   fgApply: { numberOfKeys: 4, lua: lua("apply") },
+  fgActivity: { numberOfKeys: 4, lua: lua("activity") },
 } as const;
 
 export type ScriptName = keyof typeof definitions;

@@ -6,4 +6,5 @@ export {
   EnvelopeError,
   parseChange,
 } from "./envelope.ts";
+export { type ActivityChange, type SaleChange, toActivityChange, toSaleChange } from "./sale-changes.ts";
 export { topics } from "./topics.ts";

@@ -58,12 +58,18 @@ export async function up(ctx: StackContext, options: UpOptions = {}): Promise<st
   await ensureJars(ctx.paths, ctx.progress);
   const started: string[] = [];
   const startIfNeeded = async (component: Component) => {
-    if (readPid(ctx.paths.pids, component.name) !== undefined && (await component.healthy(ctx))) {
-      ctx.progress.info(`  = ${component.name} already running`);
-      return;
+    const pid = readPid(ctx.paths.pids, component.name);
+    if (pid !== undefined) {
+      if (await component.healthy(ctx)) {
+        ctx.progress.info(`  = ${component.name} already running`);
+        return;
+      }
+      // Ours but not answering (a crashed or half-started run): replace it rather than start a twin.
+      ctx.progress.info(`  ! ${component.name} (pid ${pid}) is not healthy; restarting it`);
+      await stopDaemon(ctx.paths.pids, component.name);
     }
     const { port, variable } = component.port(ctx);
-    if (readPid(ctx.paths.pids, component.name) === undefined && (await isPortOpen(port))) {
+    if (await isPortOpen(port)) {
       throw new StackError(
         `port ${port} for ${component.name} is taken by another process — set ${variable} to move it`,
       );
@@ -154,13 +160,13 @@ export async function status(ctx: StackContext): Promise<ComponentStatus[]> {
 
 export function endpoints(ctx: StackContext): Record<string, string> {
   const { config } = ctx;
-  return {
+  const list: Record<string, string> = {
     mariadb: `mysql://127.0.0.1:${config.FLASHGATE_MARIADB_PORT}/${databaseName}`,
     redis: `redis://127.0.0.1:${config.FLASHGATE_REDIS_PORT}`,
     kafka: `127.0.0.1:${config.FLASHGATE_KAFKA_PORT}`,
     connect: connectUrl(ctx),
-    "purchase-api": `http://127.0.0.1:${config.FLASHGATE_API_PORT}`,
-    "cache-maintainer": `http://127.0.0.1:${config.FLASHGATE_MAINTAINER_PORT}`,
-    dashboard: `http://127.0.0.1:${config.FLASHGATE_DASHBOARD_PORT}`,
   };
+  for (const app of apps.filter((a) => a.present?.() ?? true))
+    list[app.name] = `http://127.0.0.1:${app.port(ctx).port}`;
+  return list;
 }

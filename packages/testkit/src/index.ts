@@ -2,6 +2,7 @@ export { adminToken, idempotencyKey, serveApp, userToken } from "./api-harness.t
 export { stackEnv, testContext } from "./env.ts";
 export { eventually } from "./eventually.ts";
 export { freshIds } from "./ids.ts";
+export { type AppProcess, freePort, startAppProcess } from "./processes.ts";
 export { createSale, type SaleFixture, type SkuLedger, skuLedger, sold } from "./sale-fixture.ts";
 export { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
 export { testStackEnv } from "./test-stack.ts";

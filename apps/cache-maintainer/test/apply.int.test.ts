@@ -1,0 +1,174 @@
+import { skuKeys } from "@flashgate/cache";
+import { topics } from "@flashgate/cdc";
+import { type AppProcess, createSale, eventually, freshIds, stackEnv } from "@flashgate/testkit";
+import { Consumer, Producer, stringDeserializers, stringSerializers } from "@platformatic/kafka";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiHarness, startApi } from "../../purchase-api/test/harness.ts";
+import { cachedAvailable, clients, expectConverged, startMaintainer } from "./harness.ts";
+
+describe("cache-maintainer applies every committed change", () => {
+  let maintainer: AppProcess;
+  let api: ApiHarness;
+  const c = clients();
+  beforeAll(async () => {
+    maintainer = await startMaintainer();
+    api = await startApi();
+  });
+  afterAll(async () => {
+    await api.close();
+    await maintainer.kill();
+    await c.close();
+  });
+
+  it("a raw-SQL restock makes a sold-out SKU sellable again", async () => {
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 1 });
+    await expectConverged(c, sale.activityId, sale.skuId);
+    expect((await api.purchase(1, sale)).status).toBe(201);
+    await expectConverged(c, sale.activityId, sale.skuId);
+    expect((await api.purchase(2, sale)).body.code).toBe("SOLD_OUT");
+
+    await c.pool.query(
+      "UPDATE sale_stock SET available = available + 5 WHERE activity_id = ? AND sku_id = ?",
+      [sale.activityId, sale.skuId],
+    );
+    const admitted = await eventually(async () => {
+      const result = await api.purchase(2, sale);
+      expect(result.status).toBe(201);
+      return result;
+    });
+    expect(admitted.body.state).toBe("PENDING");
+  });
+
+  it.each([
+    [false, "keeps"],
+    [true, "releases"],
+  ])("a raw-SQL closure returns the unit; rebuy_after_close=%s %s the buyer", async (rebuy) => {
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 3, rebuyAfterClose: rebuy });
+    await expectConverged(c, sale.activityId, sale.skuId);
+    const bought = await api.purchase(9, sale);
+    expect(bought.status).toBe(201);
+    await expectConverged(c, sale.activityId, sale.skuId);
+    expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(2);
+
+    const db = await c.pool.getConnection();
+    await db.query("START TRANSACTION");
+    await db.query("UPDATE sale_order SET state = 'CLOSED' WHERE request_id = ? AND state = 'PENDING'", [
+      bought.key,
+    ]);
+    await db.query("UPDATE sale_stock SET available = available + 1 WHERE activity_id = ? AND sku_id = ?", [
+      sale.activityId,
+      sale.skuId,
+    ]);
+    await db.query("COMMIT");
+    db.release();
+
+    await expectConverged(c, sale.activityId, sale.skuId);
+    expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(3);
+    expect(await c.redis.sismember(skuKeys(sale.activityId, sale.skuId).buyers, "9")).toBe(rebuy ? 0 : 1);
+    const again = await api.purchase(9, sale);
+    expect(again.status).toBe(rebuy ? 201 : 409);
+  });
+
+  it("a purchase records the buyer, drops the reservation and decrements stock, with no false rejection on the way", async () => {
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 2 });
+    await expectConverged(c, sale.activityId, sale.skuId);
+    const keys = skuKeys(sale.activityId, sale.skuId);
+    const bought = await api.purchase(11, sale);
+    expect(bought.status).toBe(201);
+
+    // Watch the fast path's view while CDC catches up: effective availability must never drop below MySQL's (1).
+    let lowest = Number.POSITIVE_INFINITY;
+    await eventually(
+      async () => {
+        const [available, reservations, buyer] = await Promise.all([
+          c.redis.hget(keys.sku, "available"),
+          c.redis.zcount(keys.reservations, Date.now(), "+inf"),
+          c.redis.sismember(keys.buyers, "11"),
+        ]);
+        lowest = Math.min(lowest, Number(available) - reservations);
+        expect([Number(available), reservations, buyer]).toEqual([1, 0, 1]);
+      },
+      { intervalMs: 2 },
+    );
+    expect(lowest).toBeGreaterThanOrEqual(1);
+    expect((await api.purchase(12, sale)).status).toBe(201);
+  });
+
+  it("deleting a SKU row removes its keys", async () => {
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 4 });
+    await expectConverged(c, sale.activityId, sale.skuId);
+    await c.pool.query("DELETE FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [
+      sale.activityId,
+      sale.skuId,
+    ]);
+    const keys = skuKeys(sale.activityId, sale.skuId);
+    await eventually(async () =>
+      expect(await c.redis.exists(keys.sku, keys.buyers, keys.reservations)).toBe(0),
+    );
+  });
+
+  it("an activity edit moves the sale window in the cache", async () => {
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 4 });
+    await expectConverged(c, sale.activityId, sale.skuId);
+    await c.pool.query("UPDATE activity SET ends_at = NOW(3) - INTERVAL 1 SECOND WHERE id = ?", [
+      sale.activityId,
+    ]);
+    await eventually(async () => expect((await api.purchase(13, sale)).body.code).toBe("ACTIVITY_NOT_OPEN"));
+  });
+
+  it("a malformed record goes to the dead-letter topic and later changes still flow", async () => {
+    const producer = new Producer({
+      clientId: "dlq-test",
+      bootstrapBrokers: [stackEnv().KAFKA_BROKERS],
+      serializers: stringSerializers,
+    });
+    const marker = `poison-${Date.now()}`;
+    await producer.send({
+      messages: [
+        {
+          topic: topics.sale,
+          key: JSON.stringify({ activity_id: 1, sku_id: 1 }),
+          value: `{"${marker}": true}`,
+        },
+      ],
+    });
+    await producer.close();
+
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 2 });
+    await expectConverged(c, sale.activityId, sale.skuId);
+
+    const consumer = new Consumer({
+      groupId: `dlq-reader-${marker}`,
+      clientId: "dlq-reader",
+      bootstrapBrokers: [stackEnv().KAFKA_BROKERS],
+      deserializers: stringDeserializers,
+    });
+    const stream = await consumer.consume({
+      topics: [topics.deadLetters],
+      mode: "earliest",
+      autocommit: false,
+      maxWaitTime: 100,
+    });
+    let found: { reason?: string; sourceTopic?: string } | undefined;
+    for await (const message of stream) {
+      if (message.value?.includes(marker)) {
+        found = {
+          reason: String(message.headers.get("reason")),
+          sourceTopic: String(message.headers.get("source-topic")),
+        };
+        break;
+      }
+    }
+    await consumer.close(true);
+    expect(found?.sourceTopic).toBe(topics.sale);
+    expect(found?.reason).toMatch(/not a Debezium change/);
+    const metrics = await (await fetch(`${maintainer.url}/metrics`)).text();
+    expect(metrics).toMatch(/flashgate_cdc_dead_letters_total [1-9]/);
+  });
+});

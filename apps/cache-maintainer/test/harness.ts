@@ -1,0 +1,33 @@
+import { compareSku, type FlashgateRedis, skuKeys, withScripts } from "@flashgate/cache";
+import { createPool } from "@flashgate/db";
+import { eventually, stackEnv, startAppProcess } from "@flashgate/testkit";
+import { Redis } from "ioredis";
+import { expect } from "vitest";
+
+export const startMaintainer = (env: Record<string, string> = {}) =>
+  startAppProcess("cache-maintainer", { ...stackEnv(), ...env });
+
+export function clients() {
+  const env = stackEnv();
+  const redis: FlashgateRedis = withScripts(new Redis(env.REDIS_URL));
+  const pool = createPool(env.DATABASE_URL, { connectionLimit: 4 });
+  return { redis, pool, close: async () => Promise.all([pool.end(), redis.quit()]) };
+}
+
+/** Waits until Redis tells exactly what MySQL holds for the SKU. */
+export async function expectConverged(
+  c: ReturnType<typeof clients>,
+  activityId: number,
+  skuId: number,
+  timeoutMs = 30_000,
+) {
+  const started = Date.now();
+  await eventually(
+    async () => expect((await compareSku(c.pool, c.redis, activityId, skuId)).equal).toBe(true),
+    { timeoutMs },
+  );
+  return Date.now() - started;
+}
+
+export const cachedAvailable = async (redis: FlashgateRedis, activityId: number, skuId: number) =>
+  Number(await redis.hget(skuKeys(activityId, skuId).sku, "available"));

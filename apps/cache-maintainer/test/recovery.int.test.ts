@@ -1,0 +1,163 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { compareSku, skuKeys } from "@flashgate/cache";
+import { type AppProcess, createSale, eventually, freshIds, skuLedger, sold } from "@flashgate/testkit";
+import type { Pool } from "mysql2/promise";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { type ApiHarness, startApi } from "../../purchase-api/test/harness.ts";
+import { clients, expectConverged, startMaintainer } from "./harness.ts";
+
+/** Mixed committed changes over many SKUs: purchases (order + decrement), closures, restocks. */
+let user = 5_000_000;
+async function mixedChanges(pool: Pool, skus: { activityId: number; skuId: number }[], count: number) {
+  let done = 0;
+  const worker = async (w: number) => {
+    const db = await pool.getConnection();
+    try {
+      while (done < count) {
+        const sku = skus[(done + w) % skus.length];
+        const pick = done % 5;
+        done += 2;
+        await db.query("START TRANSACTION");
+        if (pick < 3) {
+          user += 1;
+          await db.query(
+            `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+             VALUES (?, ?, ?, ?, 'PENDING', 100, 'EUR', NOW(3), NOW(3) + INTERVAL 15 MINUTE)`,
+            [`mix-${sku.activityId}-${user}`, sku.activityId, sku.skuId, user],
+          );
+          await db.query(
+            "UPDATE sale_stock SET available = available - 1 WHERE activity_id = ? AND sku_id = ? AND available >= 1",
+            [sku.activityId, sku.skuId],
+          );
+        } else if (pick === 3) {
+          const [closed] = await db.query(
+            "UPDATE sale_order SET state = 'CLOSED' WHERE activity_id = ? AND sku_id = ? AND state = 'PENDING' ORDER BY created_at LIMIT 1",
+            [sku.activityId, sku.skuId],
+          );
+          if ((closed as { affectedRows: number }).affectedRows === 1) {
+            await db.query(
+              "UPDATE sale_stock SET available = available + 1 WHERE activity_id = ? AND sku_id = ?",
+              [sku.activityId, sku.skuId],
+            );
+          }
+        } else {
+          await db.query(
+            "UPDATE sale_stock SET available = available + 3 WHERE activity_id = ? AND sku_id = ?",
+            [sku.activityId, sku.skuId],
+          );
+        }
+        await db.query("COMMIT");
+      }
+    } finally {
+      db.release();
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, (_, w) => worker(w)));
+}
+
+async function newSkus(pool: Pool, n: number, rebuyAfterClose = false) {
+  const skus = Array.from({ length: n }, () => freshIds());
+  for (const sku of skus) await createSale(pool, { ...sku, units: 1000, rebuyAfterClose });
+  return skus;
+}
+
+describe("cache-maintainer recovery", () => {
+  const c = clients();
+  const running: AppProcess[] = [];
+  let api: ApiHarness | undefined;
+  afterEach(async () => {
+    for (const maintainer of running.splice(0)) await maintainer.kill("SIGKILL");
+    await api?.close();
+    api = undefined;
+  });
+  afterAll(() => c.close());
+
+  it("kill -9 in the middle of 5,000 changes over 20 SKUs, then a restart: every SKU equals MySQL", async () => {
+    const skus = await newSkus(c.pool, 20, true);
+    const first = await startMaintainer();
+    running.push(first);
+    const writing = mixedChanges(c.pool, skus, 5000);
+    await sleep(1500);
+    await first.kill("SIGKILL");
+    await writing;
+    running.push(await startMaintainer());
+    const started = Date.now();
+    for (const sku of skus) await expectConverged(c, sku.activityId, sku.skuId, 60_000);
+    console.log(`20 SKUs converged ${Date.now() - started} ms after the restart`);
+  });
+
+  it("a new consumer group replaying the topics from the start changes nothing", async () => {
+    const skus = await newSkus(c.pool, 3);
+    running.push(await startMaintainer());
+    await mixedChanges(c.pool, skus, 200);
+    for (const sku of skus) await expectConverged(c, sku.activityId, sku.skuId);
+    const snapshot = async () =>
+      Promise.all(
+        skus.map(async ({ activityId, skuId }) => {
+          const keys = skuKeys(activityId, skuId);
+          return [await c.redis.hgetall(keys.sku), (await c.redis.smembers(keys.buyers)).sort()];
+        }),
+      );
+    const before = await snapshot();
+    await running.pop()?.kill("SIGKILL");
+    const replayer = await startMaintainer({ CONSUMER_GROUP: `replay-${Date.now()}` });
+    running.push(replayer);
+    // Wait until the replay has reached the end of the topic (its lag gauge drops to zero everywhere).
+    await eventually(
+      async () => {
+        const metrics = await (await fetch(`${replayer.url}/metrics`)).text();
+        const lags = [
+          ...metrics.matchAll(/^flashgate_kafka_consumer_lag\{[^}]*topic="flashgate.sale"[^}]*\} (\d+)/gm),
+        ].map((m) => Number(m[1]));
+        expect(lags.length).toBeGreaterThan(0);
+        expect(lags.every((lag) => lag === 0)).toBe(true);
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("FLUSHALL during a sale: SKUs are rebuilt, purchases resume, the invariant holds", async () => {
+    const [sale] = await newSkus(c.pool, 1);
+    await c.pool.query("UPDATE sale_stock SET available = 30 WHERE activity_id = ? AND sku_id = ?", [
+      sale.activityId,
+      sale.skuId,
+    ]);
+    running.push(await startMaintainer());
+    api = await startApi();
+    await expectConverged(c, sale.activityId, sale.skuId);
+    const buyers = Array.from({ length: 60 }, (_, i) => 8_000_000 + i);
+    const outcomes: string[] = [];
+    for (const [i, user] of buyers.entries()) {
+      if (i === 20) await c.redis.flushall();
+      const result = await api.purchase(user, sale);
+      outcomes.push(result.status === 201 ? "201" : String(result.body.code));
+      if (result.status === 503) {
+        const retried = await eventually(async () => {
+          const again = await api?.purchase(user, sale, result.key);
+          expect(again?.status).not.toBe(503);
+          return again;
+        });
+        outcomes[outcomes.length - 1] = retried?.status === 201 ? "201" : String(retried?.body.code);
+      }
+    }
+    expect(outcomes.includes("SOLD_OUT")).toBe(true);
+    expect(outcomes.filter((o) => o === "201")).toHaveLength(30);
+    const ledger = await skuLedger(c.pool, sale.activityId, sale.skuId);
+    expect(ledger.available + sold(ledger)).toBe(30);
+    await expectConverged(c, sale.activityId, sale.skuId);
+  });
+
+  it("two maintainers share the partitions; kill -9 one and the other takes over", async () => {
+    const skus = await newSkus(c.pool, 12);
+    const a = await startMaintainer();
+    const b = await startMaintainer();
+    running.push(a, b);
+    await mixedChanges(c.pool, skus, 300);
+    await a.kill("SIGKILL");
+    await mixedChanges(c.pool, skus, 300);
+    for (const sku of skus) await expectConverged(c, sku.activityId, sku.skuId, 60_000);
+    for (const sku of skus)
+      expect((await compareSku(c.pool, c.redis, sku.activityId, sku.skuId)).equal).toBe(true);
+  });
+});

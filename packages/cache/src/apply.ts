@@ -1,0 +1,79 @@
+import { activitySkusKey, skuKeys } from "./keys.ts";
+import { endedGraceMs } from "./load-sku.ts";
+import type { FlashgateRedis } from "./scripts.ts";
+
+export type SkuChange =
+  | { k: "stock"; op: string; pos: string; available: number; price_cents: number; currency: string }
+  | { k: "order"; op: string; pos: string; user: string; live: 0 | 1 }
+  | { k: "gone"; op: "d"; pos: string };
+
+export interface ApplyResult {
+  applied: number;
+  skipped: number;
+  /** Index of the first change not handled (0-based), when the verdict is REBUILD. */
+  stoppedAt: number;
+  verdict: "OK" | "REBUILD" | "GONE";
+}
+
+/** One EVALSHA per batch of one SKU's changes, in commit order, each guarded by binlog position. */
+export async function applySkuChanges(
+  redis: FlashgateRedis,
+  activityId: number,
+  skuId: number,
+  changes: SkuChange[],
+): Promise<ApplyResult> {
+  const keys = skuKeys(activityId, skuId);
+  const [applied, skipped, stoppedAt, verdict] = (await redis.fgApply(
+    keys.sku,
+    keys.buyers,
+    keys.reservations,
+    keys.reservationRequests,
+    JSON.stringify(changes),
+    endedGraceMs,
+  )) as [number, number, number, ApplyResult["verdict"]];
+  if (verdict === "GONE") await redis.srem(activitySkusKey(activityId), String(skuId));
+  return { applied, skipped, stoppedAt: stoppedAt - 1, verdict };
+}
+
+export interface ActivityWindow {
+  position: string;
+  startsMs: number;
+  endsMs: number;
+  rebuy: boolean;
+}
+
+/** Copies an activity's window into each of its cached SKUs (each SKU is its own slot). */
+export async function applyActivityChange(
+  redis: FlashgateRedis,
+  activityId: number,
+  window: ActivityWindow,
+): Promise<number> {
+  const skus = await redis.smembers(activitySkusKey(activityId));
+  const results = await Promise.all(
+    skus.map((sku) => {
+      const keys = skuKeys(activityId, Number(sku));
+      return redis.fgActivity(
+        keys.sku,
+        keys.buyers,
+        keys.reservations,
+        keys.reservationRequests,
+        window.position,
+        window.startsMs,
+        window.endsMs,
+        window.rebuy ? 1 : 0,
+        endedGraceMs,
+      );
+    }),
+  );
+  return results.filter((result) => result === 1).length;
+}
+
+/** An activity row was deleted: its SKUs can no longer be sold, so their cache state goes. */
+export async function removeActivity(redis: FlashgateRedis, activityId: number): Promise<void> {
+  const setKey = activitySkusKey(activityId);
+  for (const sku of await redis.smembers(setKey)) {
+    const keys = skuKeys(activityId, Number(sku));
+    await redis.del(keys.sku, keys.buyers, keys.reservations, keys.reservationRequests);
+  }
+  await redis.del(setKey);
+}

@@ -1,0 +1,179 @@
+import {
+  applyActivityChange,
+  applySkuChanges,
+  type FlashgateRedis,
+  loadSkuFromDatabase,
+  removeActivity,
+  type SkuChange,
+} from "@flashgate/cache";
+import {
+  type ActivityChange,
+  parseChange,
+  type SaleChange,
+  toActivityChange,
+  topics,
+  toSaleChange,
+} from "@flashgate/cdc";
+import type { Logger } from "@flashgate/logger";
+import type { Pool } from "mysql2/promise";
+import type { MaintainerMetrics } from "./metrics.ts";
+
+export interface InboundRecord {
+  topic: string;
+  partition: number;
+  offset: bigint;
+  key: string | undefined;
+  value: string | undefined;
+}
+
+export interface DeadLetter {
+  record: InboundRecord;
+  reason: string;
+}
+
+const cacheChange = (change: SaleChange): SkuChange => {
+  switch (change.kind) {
+    case "stock":
+      return {
+        k: "stock",
+        op: change.op,
+        pos: change.position,
+        available: change.available,
+        price_cents: change.priceCents,
+        currency: change.currency,
+      };
+    case "order":
+      return {
+        k: "order",
+        op: change.op,
+        pos: change.position,
+        user: change.userId,
+        live: change.live ? 1 : 0,
+      };
+    case "gone":
+      return { k: "gone", op: "d", pos: change.position };
+  }
+};
+
+/** A Redis reply error is about the data (a script refused it); anything else is the connection. */
+const isDataError = (error: unknown) => (error as Error).name === "ReplyError";
+
+export function createApplier(deps: {
+  redis: FlashgateRedis;
+  pool: Pool;
+  metrics: MaintainerMetrics;
+  logger: Logger;
+}) {
+  const { redis, pool, metrics, logger } = deps;
+
+  async function applySku(
+    activityId: number,
+    skuId: number,
+    items: { change: SaleChange; record: InboundRecord }[],
+    dead: DeadLetter[],
+  ) {
+    let pending = items;
+    for (let attempt = 0; attempt < 3 && pending.length > 0; attempt++) {
+      let result: Awaited<ReturnType<typeof applySkuChanges>>;
+      try {
+        result = await applySkuChanges(
+          redis,
+          activityId,
+          skuId,
+          pending.map((item) => cacheChange(item.change)),
+        );
+      } catch (error) {
+        if (!isDataError(error)) throw error;
+        for (const item of pending)
+          dead.push({ record: item.record, reason: `apply failed: ${(error as Error).message}` });
+        return;
+      }
+      metrics.events.inc({ kind: "sale", result: "applied" }, result.applied);
+      metrics.events.inc({ kind: "sale", result: "skipped" }, result.skipped);
+      if (result.verdict !== "REBUILD") break;
+      // No state for this SKU (new, lost or expired): rebuild it from MySQL at a known position;
+      // the remaining changes then apply on top or are skipped as already included.
+      const loaded = await loadSkuFromDatabase(pool, redis, activityId, skuId);
+      metrics.rebuilds.inc({ reason: "missing" });
+      if (loaded === "unknown_sku") return;
+      pending = pending.slice(result.stoppedAt);
+    }
+    const now = Date.now();
+    for (const { change } of items)
+      if (change.committedAtMs)
+        metrics.lag.observe({ source: "row" }, Math.max(0, now - change.committedAtMs) / 1000);
+    metrics.lastAppliedAt.set(now / 1000);
+  }
+
+  async function applyActivity(change: ActivityChange) {
+    if (change.kind === "activity-gone") await removeActivity(redis, change.activityId);
+    else
+      await applyActivityChange(redis, change.activityId, {
+        position: change.position,
+        startsMs: change.startsMs,
+        endsMs: change.endsMs,
+        rebuy: change.rebuy,
+      });
+    metrics.events.inc({ kind: change.kind, result: "handled" });
+  }
+
+  /**
+   * Applies a batch in order per SKU; SKUs proceed concurrently (ioredis pipelines them). Returns the
+   * records that can never be applied; connection failures throw so that nothing is committed.
+   */
+  async function applyBatch(records: InboundRecord[]): Promise<DeadLetter[]> {
+    const dead: DeadLetter[] = [];
+    const bySku = new Map<
+      string,
+      { activityId: number; skuId: number; items: { change: SaleChange; record: InboundRecord }[] }
+    >();
+    const activities: ActivityChange[] = [];
+    for (const record of records) {
+      try {
+        const event = parseChange(record.value);
+        if (!event) continue; // tombstone: the delete before it did the work
+        if (record.topic === topics.heartbeat) {
+          const beat = Number(event.after?.beat_at);
+          if (Number.isFinite(beat))
+            metrics.lag.observe({ source: "heartbeat" }, Math.max(0, Date.now() - beat) / 1000);
+          continue;
+        }
+        if (record.topic === topics.activity) {
+          activities.push(toActivityChange(event));
+          continue;
+        }
+        const change = toSaleChange(event);
+        const key = `${change.activityId}:${change.skuId}`;
+        let group = bySku.get(key);
+        if (!group) {
+          group = { activityId: change.activityId, skuId: change.skuId, items: [] };
+          bySku.set(key, group);
+        }
+        group.items.push({ change, record });
+      } catch (error) {
+        dead.push({ record, reason: (error as Error).message });
+      }
+    }
+    await Promise.all(
+      [...bySku.values()].map((group) => applySku(group.activityId, group.skuId, group.items, dead)),
+    );
+    for (const activity of activities) await applyActivity(activity);
+    for (const letter of dead) {
+      metrics.deadLetters.inc();
+      logger.warn(
+        {
+          topic: letter.record.topic,
+          partition: letter.record.partition,
+          offset: String(letter.record.offset),
+          reason: letter.reason,
+        },
+        "dead letter",
+      );
+    }
+    return dead;
+  }
+
+  return { applyBatch };
+}
+
+export type Applier = ReturnType<typeof createApplier>;

@@ -1,0 +1,142 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { topics } from "@flashgate/cdc";
+import type { Logger } from "@flashgate/logger";
+import { Consumer, type Message, stringDeserializers } from "@platformatic/kafka";
+import type { Applier } from "./applier.ts";
+import type { DeadLetterSink } from "./dead-letters.ts";
+import type { MaintainerMetrics } from "./metrics.ts";
+
+export const consumerGroup = "flashgate-cache-maintainer";
+
+export interface ConsumerOptions {
+  brokers: string[];
+  groupId?: string;
+  applier: Applier;
+  deadLetters: DeadLetterSink;
+  metrics: MaintainerMetrics;
+  logger: Logger;
+  batchMax?: number;
+}
+
+type Record = Message<string, string, string, string>;
+
+/**
+ * Consumes the CDC topics and applies them in batches. Offsets are committed only after Redis holds
+ * the batch's effect (and dead letters are in their topic); a crash replays from the last commit,
+ * which the position guard turns into no-ops.
+ */
+export async function startConsumer(options: ConsumerOptions) {
+  const { applier, deadLetters, metrics, logger } = options;
+  const batchMax = options.batchMax ?? 2000;
+  const consumer = new Consumer({
+    groupId: options.groupId ?? consumerGroup,
+    clientId: `flashgate-cache-maintainer-${process.pid}`,
+    bootstrapBrokers: options.brokers,
+    deserializers: stringDeserializers,
+    sessionTimeout: 10_000,
+    heartbeatInterval: 1000,
+    rebalanceTimeout: 20_000,
+  });
+  const stream = await consumer.consume({
+    topics: [topics.sale, topics.activity, topics.heartbeat],
+    mode: "committed",
+    fallbackMode: "earliest",
+    autocommit: false,
+    maxWaitTime: 20,
+  });
+  consumer.on("consumer:lag", (lag: Map<string, bigint[]>) => {
+    for (const [topic, partitions] of lag)
+      partitions.forEach((value, partition) =>
+        metrics.consumerLag.set({ topic, partition }, Math.max(0, Number(value))),
+      );
+  });
+  consumer.startLagMonitoring({ topics: [topics.sale, topics.activity] }, 5000);
+
+  const buffer: Record[] = [];
+  let wake: (() => void) | undefined;
+  let stopping = false;
+  // consume() resolves once the group is joined; later rebalances flip this while they last.
+  let joined = true;
+  consumer.on("consumer:group:join", () => {
+    joined = true;
+  });
+  consumer.on("consumer:group:leave", () => {
+    joined = false;
+  });
+  stream.on("data", (message: Record) => {
+    buffer.push(message);
+    if (buffer.length > 5 * batchMax) stream.pause();
+    wake?.();
+  });
+  stream.on("error", (error) => logger.error({ err: error.message }, "consumer stream error"));
+
+  async function applyUntilDone(batch: Record[]) {
+    const records = batch.map((m) => ({
+      topic: m.topic,
+      partition: m.partition,
+      offset: m.offset,
+      key: m.key,
+      value: m.value,
+    }));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const dead = await applier.applyBatch(records);
+        await deadLetters.send(dead);
+        return;
+      } catch (error) {
+        // Redis or MySQL unreachable: not the event's fault. Hold the batch (and the offsets) and retry.
+        logger.warn({ err: (error as Error).message, attempt }, "applying a batch failed; retrying");
+        if (stopping && attempt > 3) throw error;
+        await sleep(Math.min(2000, 50 * 2 ** attempt));
+      }
+    }
+  }
+
+  async function commit(batch: Record[]) {
+    const last = new Map<string, Record>();
+    for (const message of batch) last.set(`${message.topic}:${message.partition}`, message);
+    await Promise.all(
+      [...last.values()].map((message) =>
+        Promise.resolve(message.commit()).catch((error: Error) =>
+          logger.warn({ err: error.message }, "offset commit failed; will replay"),
+        ),
+      ),
+    );
+  }
+
+  const loop = (async () => {
+    while (!stopping) {
+      if (buffer.length === 0) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        wake = undefined;
+        continue;
+      }
+      const batch = buffer.splice(0, batchMax);
+      if (stream.isPaused() && buffer.length < batchMax) stream.resume();
+      await applyUntilDone(batch);
+      await commit(batch);
+    }
+  })();
+
+  return {
+    get ready() {
+      return joined && !stopping;
+    },
+    /** Finishes the batch in hand, commits it and leaves the group. */
+    async stop() {
+      stopping = true;
+      wake?.();
+      await loop.catch((error) =>
+        logger.error({ err: error.message }, "consumer loop failed while stopping"),
+      );
+      consumer.stopLagMonitoring();
+      await stream.close().catch(() => {});
+      await consumer.close(true).catch(() => {});
+    },
+    loop,
+  };
+}
+
+export type RunningConsumer = Awaited<ReturnType<typeof startConsumer>>;
