@@ -45,10 +45,10 @@ export async function startConsumer(options: ConsumerOptions) {
     maxWaitTime: 20,
   });
   consumer.on("consumer:lag", (lag: Map<string, bigint[]>) => {
-    for (const [topic, partitions] of lag)
-      partitions.forEach((value, partition) =>
-        metrics.consumerLag.set({ topic, partition }, Math.max(0, Number(value))),
-      );
+    for (const [topic, partitions] of lag) {
+      for (const [partition, value] of partitions.entries())
+        metrics.consumerLag.set({ topic, partition }, Math.max(0, Number(value)));
+    }
   });
   consumer.startLagMonitoring({ topics: [topics.sale, topics.activity] }, 5000);
 

@@ -30,5 +30,7 @@ export const adminToken = (secret: string, operator: string, ttlS = 600) =>
   signJwt(secret, { sub: operator, role: "admin", exp: Math.floor(Date.now() / 1000) + ttlS });
 
 let keyCounter = 0;
-export const idempotencyKey = (prefix = "k") =>
-  `${prefix}-${Date.now().toString(36)}-${process.pid}-${(keyCounter += 1)}`;
+export const idempotencyKey = (prefix = "k") => {
+  keyCounter += 1;
+  return `${prefix}-${Date.now().toString(36)}-${process.pid}-${keyCounter}`;
+};
