@@ -4,3 +4,23 @@ export { findBlockingOrder, findOrder, type Order, type OrderState } from "./ord
 export { createPool, warmPool } from "./pool.ts";
 export { OutcomeUnknownError, type PurchaseDecision, type PurchaseInput, placeOrder } from "./purchase.ts";
 export { readSkuSnapshot, type SkuSnapshot } from "./sku-snapshot.ts";
+export {
+  applyPayment,
+  type CloseResult,
+  closeExpiredOrders,
+  closeOrder,
+  type PaymentEvent,
+  type PaymentOutcome,
+  type PaymentResult,
+} from "./lifecycle.ts";
+export {
+  type ActivityInput,
+  type RestockResult,
+  restock,
+  type SkuDatabaseView,
+  type SkuInput,
+  type SkuUpsert,
+  skuDatabaseView,
+  upsertActivity,
+  upsertSku,
+} from "./stock.ts";

@@ -1,0 +1,106 @@
+import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
+import { findOrder, type Order } from "./orders.ts";
+
+export type CloseResult = { kind: "closed"; order: Order } | { kind: "not_pending"; order: Order } | { kind: "not_found" };
+
+async function inTransaction<T>(pool: Pool, work: (connection: PoolConnection) => Promise<T>): Promise<T> {
+  const connection = await pool.getConnection();
+  try {
+    await connection.query("START TRANSACTION");
+    const result = await work(connection);
+    await connection.query("COMMIT");
+    return result;
+  } catch (error) {
+    await connection.query("ROLLBACK").catch(() => connection.destroy());
+    throw error;
+  } finally {
+    connection.release();
+  }
+}
+
+/**
+ * PENDING → CLOSED and the unit back to stock, in one transaction. Only the transaction whose
+ * conditional update hit the row releases the unit, so racing workers and payments release it once.
+ */
+export async function closeOrder(pool: Pool, requestId: string): Promise<CloseResult> {
+  const closed = await inTransaction(pool, async (connection) => {
+    const [update] = await connection.query("UPDATE sale_order SET state = 'CLOSED' WHERE request_id = ? AND state = 'PENDING'", [requestId]);
+    if ((update as { affectedRows: number }).affectedRows !== 1) return false;
+    await connection.query(
+      `UPDATE sale_stock s JOIN sale_order o ON o.activity_id = s.activity_id AND o.sku_id = s.sku_id
+          SET s.available = s.available + 1 WHERE o.request_id = ?`,
+      [requestId],
+    );
+    return true;
+  });
+  const order = await findOrder(pool, requestId);
+  if (!order) return { kind: "not_found" };
+  return closed ? { kind: "closed", order } : { kind: "not_pending", order };
+}
+
+/** Closes PENDING orders past their deadline, oldest first, in bounded batches. Returns how many it closed. */
+export async function closeExpiredOrders(pool: Pool, batchSize = 100): Promise<number> {
+  const [due] = await pool.query<RowDataPacket[]>(
+    "SELECT request_id FROM sale_order WHERE state = 'PENDING' AND expires_at < NOW(3) ORDER BY expires_at LIMIT ?",
+    [batchSize],
+  );
+  let closed = 0;
+  for (const row of due) if ((await closeOrder(pool, row.request_id)).kind === "closed") closed += 1;
+  return closed;
+}
+
+export interface PaymentEvent {
+  eventId: string;
+  requestId: string;
+  status: "SUCCEEDED" | "FAILED";
+  amountCents: number;
+  currency: string;
+}
+
+export type PaymentOutcome = "PAID" | "FAILED_RECORDED" | "REFUND_REQUIRED" | "ALREADY_PAID" | "AMOUNT_MISMATCH";
+
+export type PaymentResult =
+  | { kind: "processed"; outcome: PaymentOutcome; order: Order }
+  | { kind: "duplicate"; outcome: PaymentOutcome }
+  | { kind: "unknown_order" };
+
+const DUPLICATE_KEY = 1062;
+
+/**
+ * Applies a provider's payment event exactly once: the event row and its effect commit together, and
+ * the order row is locked first, so a racing expiry either closed it before (refund) or waits.
+ */
+export async function applyPayment(pool: Pool, event: PaymentEvent): Promise<PaymentResult> {
+  const previous = async (): Promise<PaymentResult> => {
+    const [rows] = await pool.query<RowDataPacket[]>("SELECT outcome FROM payment_event WHERE event_id = ?", [event.eventId]);
+    return { kind: "duplicate", outcome: rows[0]?.outcome };
+  };
+  try {
+    return await inTransaction(pool, async (connection) => {
+      const [orders] = await connection.query<RowDataPacket[]>(
+        "SELECT state, amount_cents, currency FROM sale_order WHERE request_id = ? FOR UPDATE",
+        [event.requestId],
+      );
+      const order = orders[0];
+      if (!order) return { kind: "unknown_order" } as const;
+      let outcome: PaymentOutcome;
+      if (event.status === "FAILED") outcome = "FAILED_RECORDED";
+      else if (Number(order.amount_cents) !== event.amountCents || order.currency !== event.currency) outcome = "AMOUNT_MISMATCH";
+      else if (order.state === "CLOSED") outcome = "REFUND_REQUIRED";
+      else if (order.state === "PAID") outcome = "ALREADY_PAID";
+      else outcome = "PAID";
+      await connection.query(
+        `INSERT INTO payment_event (event_id, request_id, status, amount_cents, currency, outcome, needs_refund)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        [event.eventId, event.requestId, event.status, event.amountCents, event.currency, outcome, outcome === "REFUND_REQUIRED" || outcome === "ALREADY_PAID"],
+      );
+      if (outcome === "PAID") {
+        await connection.query("UPDATE sale_order SET state = 'PAID' WHERE request_id = ? AND state = 'PENDING'", [event.requestId]);
+      }
+      return { kind: "processed", outcome, order: (await findOrder(connection, event.requestId)) as Order } as const;
+    });
+  } catch (error) {
+    if ((error as { errno?: number }).errno === DUPLICATE_KEY) return previous();
+    throw error;
+  }
+}
