@@ -7,6 +7,8 @@ export const maintainerConfigSchema = z.object({
   REDIS_URL: z.string().startsWith("redis://", "must be a redis:// URL"),
   KAFKA_BROKERS: z.string().regex(/^[\w.-]+:\d+(,[\w.-]+:\d+)*$/, "must be host:port[,host:port…]"),
   CONSUMER_GROUP: z.string().min(1).default("flashgate-cache-maintainer"),
+  EXPIRY_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
+  EXPIRY_BATCH: z.coerce.number().int().min(1).default(200),
   WATCHDOG_INTERVAL_MS: z.coerce.number().int().min(50).default(500),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });

@@ -1,5 +1,5 @@
 import { withScripts } from "@flashgate/cache";
-import { createPool } from "@flashgate/db";
+import { closeExpiredOrders, createPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
 import {
   createApplier,
@@ -27,6 +27,24 @@ const watchdog = setInterval(() => {
   rebuilder.check().catch((error) => logger.warn({ err: error.message }, "rebuild check failed"));
 }, config.WATCHDOG_INTERVAL_MS);
 
+// Order expiry writes MySQL only (PENDING → CLOSED + the unit back); the cache learns of it through CDC.
+let expiring = false;
+const expiry =
+  config.EXPIRY_INTERVAL_MS > 0
+    ? setInterval(async () => {
+        if (expiring) return;
+        expiring = true;
+        try {
+          const closed = await closeExpiredOrders(pool, config.EXPIRY_BATCH);
+          if (closed) logger.info({ closed }, "expired orders closed");
+        } catch (error) {
+          logger.warn({ err: (error as Error).message }, "order expiry failed");
+        } finally {
+          expiring = false;
+        }
+      }, config.EXPIRY_INTERVAL_MS)
+    : undefined;
+
 const deadLetters = createDeadLetterSink(brokers);
 const consumer = await startConsumer({
   brokers,
@@ -52,6 +70,7 @@ const shutdown = async () => {
   stopping = true;
   logger.info("stopping: finishing the batch in hand, committing, leaving the group");
   clearInterval(watchdog);
+  clearInterval(expiry);
   setTimeout(() => process.exit(1), 15_000).unref();
   await consumer.stop();
   await deadLetters.close().catch(() => {});

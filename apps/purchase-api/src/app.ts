@@ -7,12 +7,14 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { Pool } from "mysql2/promise";
-import { requireUser } from "./auth.ts";
+import { requireAdmin, requireUser } from "./auth.ts";
 import type { PurchaseApiConfig } from "./config.ts";
 import type { AppEnv } from "./env.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { ApiError, problem } from "./problem.ts";
+import { adminRoutes } from "./routes/admin.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { paymentRoutes } from "./routes/payments.ts";
 import { purchaseRoutes } from "./routes/purchases.ts";
 import { skuViewRoutes } from "./routes/sku-view.ts";
 
@@ -47,6 +49,7 @@ export function createApp(deps: AppDeps) {
     observer: metrics.observer,
   });
   const verifyUser = createJwtVerifier(config.AUTH_JWT_SECRET);
+  const verifyAdmin = createJwtVerifier(config.ADMIN_JWT_SECRET);
 
   const app = new Hono<AppEnv>();
   app.use(async (c, next) => {
@@ -75,6 +78,9 @@ export function createApp(deps: AppDeps) {
   app.use("/v1/purchases", requireUser(verifyUser));
   app.route("/v1/purchases", purchaseRoutes({ purchases, pool, metrics }));
   app.route("/v1/activities", skuViewRoutes({ redis, purchases }));
+  app.route("/v1/payments", paymentRoutes({ pool, secret: config.PAYMENT_WEBHOOK_SECRET }));
+  app.use("/admin/v1/*", requireAdmin(verifyAdmin, verifyUser));
+  app.route("/admin/v1", adminRoutes({ pool, redis }));
 
   app.notFound((c) => problem(c, new ApiError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`)));
   app.onError((error, c) => {
@@ -87,6 +93,10 @@ export function createApp(deps: AppDeps) {
             ? "PAYLOAD_TOO_LARGE"
             : "INVALID_REQUEST";
       return problem(c, new ApiError(code, error.message || "invalid request"));
+    }
+    const code = (error as { code?: string }).code ?? "";
+    if (["ECONNREFUSED", "PROTOCOL_CONNECTION_LOST", "ETIMEDOUT", "ECONNRESET", "EPIPE"].includes(code)) {
+      return problem(c, new ApiError("UNAVAILABLE", "a dependency is unavailable", 2));
     }
     // Never leak a stack, SQL or secret to the caller: the detail stays in the log, joined by trace id.
     logger.error({ err: error, traceId: c.get("traceId"), path: c.req.path }, "unhandled error");

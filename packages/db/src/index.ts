@@ -1,9 +1,3 @@
-export { type MigrateOptions, migrate } from "./migrate.ts";
-export { type Migration, migrations } from "./migrations.ts";
-export { findBlockingOrder, findOrder, type Order, type OrderState } from "./orders.ts";
-export { createPool, warmPool } from "./pool.ts";
-export { OutcomeUnknownError, type PurchaseDecision, type PurchaseInput, placeOrder } from "./purchase.ts";
-export { readSkuSnapshot, type SkuSnapshot } from "./sku-snapshot.ts";
 export {
   applyPayment,
   type CloseResult,
@@ -13,6 +7,12 @@ export {
   type PaymentOutcome,
   type PaymentResult,
 } from "./lifecycle.ts";
+export { type MigrateOptions, migrate } from "./migrate.ts";
+export { type Migration, migrations } from "./migrations.ts";
+export { findBlockingOrder, findOrder, type Order, type OrderState } from "./orders.ts";
+export { createPool, warmPool } from "./pool.ts";
+export { OutcomeUnknownError, type PurchaseDecision, type PurchaseInput, placeOrder } from "./purchase.ts";
+export { readSkuSnapshot, type SkuSnapshot } from "./sku-snapshot.ts";
 export {
   type ActivityInput,
   type RestockResult,

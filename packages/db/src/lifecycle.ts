@@ -1,7 +1,10 @@
 import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
 import { findOrder, type Order } from "./orders.ts";
 
-export type CloseResult = { kind: "closed"; order: Order } | { kind: "not_pending"; order: Order } | { kind: "not_found" };
+export type CloseResult =
+  | { kind: "closed"; order: Order }
+  | { kind: "not_pending"; order: Order }
+  | { kind: "not_found" };
 
 async function inTransaction<T>(pool: Pool, work: (connection: PoolConnection) => Promise<T>): Promise<T> {
   const connection = await pool.getConnection();
@@ -24,7 +27,10 @@ async function inTransaction<T>(pool: Pool, work: (connection: PoolConnection) =
  */
 export async function closeOrder(pool: Pool, requestId: string): Promise<CloseResult> {
   const closed = await inTransaction(pool, async (connection) => {
-    const [update] = await connection.query("UPDATE sale_order SET state = 'CLOSED' WHERE request_id = ? AND state = 'PENDING'", [requestId]);
+    const [update] = await connection.query(
+      "UPDATE sale_order SET state = 'CLOSED' WHERE request_id = ? AND state = 'PENDING'",
+      [requestId],
+    );
     if ((update as { affectedRows: number }).affectedRows !== 1) return false;
     await connection.query(
       `UPDATE sale_stock s JOIN sale_order o ON o.activity_id = s.activity_id AND o.sku_id = s.sku_id
@@ -57,7 +63,12 @@ export interface PaymentEvent {
   currency: string;
 }
 
-export type PaymentOutcome = "PAID" | "FAILED_RECORDED" | "REFUND_REQUIRED" | "ALREADY_PAID" | "AMOUNT_MISMATCH";
+export type PaymentOutcome =
+  | "PAID"
+  | "FAILED_RECORDED"
+  | "REFUND_REQUIRED"
+  | "ALREADY_PAID"
+  | "AMOUNT_MISMATCH";
 
 export type PaymentResult =
   | { kind: "processed"; outcome: PaymentOutcome; order: Order }
@@ -72,7 +83,9 @@ const DUPLICATE_KEY = 1062;
  */
 export async function applyPayment(pool: Pool, event: PaymentEvent): Promise<PaymentResult> {
   const previous = async (): Promise<PaymentResult> => {
-    const [rows] = await pool.query<RowDataPacket[]>("SELECT outcome FROM payment_event WHERE event_id = ?", [event.eventId]);
+    const [rows] = await pool.query<RowDataPacket[]>("SELECT outcome FROM payment_event WHERE event_id = ?", [
+      event.eventId,
+    ]);
     return { kind: "duplicate", outcome: rows[0]?.outcome };
   };
   try {
@@ -85,19 +98,35 @@ export async function applyPayment(pool: Pool, event: PaymentEvent): Promise<Pay
       if (!order) return { kind: "unknown_order" } as const;
       let outcome: PaymentOutcome;
       if (event.status === "FAILED") outcome = "FAILED_RECORDED";
-      else if (Number(order.amount_cents) !== event.amountCents || order.currency !== event.currency) outcome = "AMOUNT_MISMATCH";
+      else if (Number(order.amount_cents) !== event.amountCents || order.currency !== event.currency)
+        outcome = "AMOUNT_MISMATCH";
       else if (order.state === "CLOSED") outcome = "REFUND_REQUIRED";
       else if (order.state === "PAID") outcome = "ALREADY_PAID";
       else outcome = "PAID";
       await connection.query(
         `INSERT INTO payment_event (event_id, request_id, status, amount_cents, currency, outcome, needs_refund)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        [event.eventId, event.requestId, event.status, event.amountCents, event.currency, outcome, outcome === "REFUND_REQUIRED" || outcome === "ALREADY_PAID"],
+        [
+          event.eventId,
+          event.requestId,
+          event.status,
+          event.amountCents,
+          event.currency,
+          outcome,
+          outcome === "REFUND_REQUIRED" || outcome === "ALREADY_PAID",
+        ],
       );
       if (outcome === "PAID") {
-        await connection.query("UPDATE sale_order SET state = 'PAID' WHERE request_id = ? AND state = 'PENDING'", [event.requestId]);
+        await connection.query(
+          "UPDATE sale_order SET state = 'PAID' WHERE request_id = ? AND state = 'PENDING'",
+          [event.requestId],
+        );
       }
-      return { kind: "processed", outcome, order: (await findOrder(connection, event.requestId)) as Order } as const;
+      return {
+        kind: "processed",
+        outcome,
+        order: (await findOrder(connection, event.requestId)) as Order,
+      } as const;
     });
   } catch (error) {
     if ((error as { errno?: number }).errno === DUPLICATE_KEY) return previous();

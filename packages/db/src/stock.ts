@@ -14,7 +14,14 @@ export async function upsertActivity(pool: Pool, activity: ActivityInput): Promi
     `INSERT INTO activity (id, name, starts_at, ends_at, payment_timeout_s, rebuy_after_close) VALUES (?, ?, ?, ?, ?, ?)
      ON DUPLICATE KEY UPDATE name = VALUES(name), starts_at = VALUES(starts_at), ends_at = VALUES(ends_at),
        payment_timeout_s = VALUES(payment_timeout_s), rebuy_after_close = VALUES(rebuy_after_close)`,
-    [activity.id, activity.name, activity.startsAt, activity.endsAt, activity.paymentTimeoutS, activity.rebuyAfterClose],
+    [
+      activity.id,
+      activity.name,
+      activity.startsAt,
+      activity.endsAt,
+      activity.paymentTimeoutS,
+      activity.rebuyAfterClose,
+    ],
   );
   return (result as { affectedRows: number }).affectedRows === 1 ? "created" : "updated";
 }
@@ -35,7 +42,9 @@ export async function upsertSku(pool: Pool, sku: SkuInput): Promise<SkuUpsert> {
   const connection = await pool.getConnection();
   try {
     await connection.query("START TRANSACTION");
-    const [activity] = await connection.query<RowDataPacket[]>("SELECT 1 FROM activity WHERE id = ?", [sku.activityId]);
+    const [activity] = await connection.query<RowDataPacket[]>("SELECT 1 FROM activity WHERE id = ?", [
+      sku.activityId,
+    ]);
     if (!activity.length) {
       await connection.query("ROLLBACK");
       return "no_activity";
@@ -62,10 +71,16 @@ export async function upsertSku(pool: Pool, sku: SkuInput): Promise<SkuUpsert> {
   }
 }
 
-export type RestockResult = { kind: "restocked"; available: number } | { kind: "below_zero"; available: number } | { kind: "not_found" };
+export type RestockResult =
+  | { kind: "restocked"; available: number }
+  | { kind: "below_zero"; available: number }
+  | { kind: "not_found" };
 
 /** Adds (or, with a negative delta, corrects) stock and writes the ledger row in the same transaction. */
-export async function restock(pool: Pool, input: { activityId: number; skuId: number; delta: number; reason: string; operator: string }): Promise<RestockResult> {
+export async function restock(
+  pool: Pool,
+  input: { activityId: number; skuId: number; delta: number; reason: string; operator: string },
+): Promise<RestockResult> {
   const connection = await pool.getConnection();
   try {
     await connection.query("START TRANSACTION");
@@ -73,13 +88,15 @@ export async function restock(pool: Pool, input: { activityId: number; skuId: nu
       "UPDATE sale_stock SET available = available + ? WHERE activity_id = ? AND sku_id = ? AND available + ? >= 0",
       [input.delta, input.activityId, input.skuId, input.delta],
     );
-    const [rows] = await connection.query<RowDataPacket[]>("SELECT available FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [
-      input.activityId,
-      input.skuId,
-    ]);
+    const [rows] = await connection.query<RowDataPacket[]>(
+      "SELECT available FROM sale_stock WHERE activity_id = ? AND sku_id = ?",
+      [input.activityId, input.skuId],
+    );
     if ((update as { affectedRows: number }).affectedRows !== 1) {
       await connection.query("ROLLBACK");
-      return rows.length ? { kind: "below_zero", available: Number(rows[0].available) } : { kind: "not_found" };
+      return rows.length
+        ? { kind: "below_zero", available: Number(rows[0].available) }
+        : { kind: "not_found" };
     }
     const available = Number(rows[0].available);
     await connection.query(
@@ -106,11 +123,15 @@ export interface SkuDatabaseView {
   currency: string;
 }
 
-export async function skuDatabaseView(pool: Pool, activityId: number, skuId: number): Promise<SkuDatabaseView | undefined> {
-  const [stock] = await pool.query<RowDataPacket[]>("SELECT available, price_cents, currency FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [
-    activityId,
-    skuId,
-  ]);
+export async function skuDatabaseView(
+  pool: Pool,
+  activityId: number,
+  skuId: number,
+): Promise<SkuDatabaseView | undefined> {
+  const [stock] = await pool.query<RowDataPacket[]>(
+    "SELECT available, price_cents, currency FROM sale_stock WHERE activity_id = ? AND sku_id = ?",
+    [activityId, skuId],
+  );
   if (!stock[0]) return undefined;
   const [orders] = await pool.query<RowDataPacket[]>(
     "SELECT state, COUNT(*) AS n FROM sale_order WHERE activity_id = ? AND sku_id = ? GROUP BY state",

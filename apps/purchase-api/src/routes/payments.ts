@@ -1,0 +1,49 @@
+import { verifyPayloadSignature } from "@flashgate/auth";
+import { applyPayment } from "@flashgate/db";
+import { Hono } from "hono";
+import type { Pool } from "mysql2/promise";
+import { z } from "zod";
+import type { AppEnv } from "../env.ts";
+import { ApiError } from "../problem.ts";
+
+const paymentEvent = z.strictObject({
+  eventId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+  requestId: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/),
+  status: z.enum(["SUCCEEDED", "FAILED"]),
+  amountCents: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  currency: z.string().regex(/^[A-Z]{3}$/),
+});
+
+/** The payment provider's callback: signed, de-duplicated by eventId, applied to MySQL only. */
+export function paymentRoutes(deps: { pool: Pool; secret: string }) {
+  return new Hono<AppEnv>().post("/callback", async (c) => {
+    const raw = await c.req.text();
+    const failure = verifyPayloadSignature(deps.secret, c.req.header("flashgate-signature"), raw);
+    if (failure) throw new ApiError("UNAUTHORIZED", `signature ${failure}`);
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch {
+      throw new ApiError("INVALID_REQUEST", "the body is not valid JSON");
+    }
+    const parsed = paymentEvent.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new ApiError("INVALID_REQUEST", `${issue?.path.join(".") || "body"}: ${issue?.message}`);
+    }
+    const result = await applyPayment(deps.pool, parsed.data);
+    switch (result.kind) {
+      case "unknown_order":
+        throw new ApiError("NOT_FOUND", "no such order");
+      case "duplicate":
+        return c.json({ eventId: parsed.data.eventId, status: "already_processed", outcome: result.outcome });
+      case "processed":
+        return c.json({
+          eventId: parsed.data.eventId,
+          status: "processed",
+          outcome: result.outcome,
+          orderState: result.order.state,
+        });
+    }
+  });
+}
