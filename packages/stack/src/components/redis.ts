@@ -15,6 +15,7 @@ async function ping(ctx: StackContext): Promise<boolean> {
     retryStrategy: () => null,
     connectTimeout: 1000,
   });
+  client.on("error", () => {});
   try {
     await client.connect();
     return (await client.ping()) === "PONG";

@@ -1,0 +1,66 @@
+import { type AppProcess, adminToken, createSale, eventually, freshIds } from "@flashgate/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiHarness, startApi } from "../../purchase-api/test/harness.ts";
+import { cachedAvailable, clients, expectConverged, startMaintainer } from "./harness.ts";
+
+describe("back-office writes reach Redis only through CDC", () => {
+  let api: ApiHarness;
+  const c = clients();
+  let maintainer: AppProcess | undefined;
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(async () => {
+    await maintainer?.kill();
+    await api.close();
+    await c.close();
+  });
+
+  const restock = (sale: { activityId: number; skuId: number }, delta: number) =>
+    fetch(`${api.url}/admin/v1/activities/${sale.activityId}/skus/${sale.skuId}/restock`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${adminToken(api.config.ADMIN_JWT_SECRET, "bob")}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ delta, reason: "test restock" }),
+    });
+
+  it("with the maintainer stopped an admin restock changes MySQL, not Redis; once it runs Redis catches up", async () => {
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 1 });
+    await api.load(sale.activityId, sale.skuId);
+    expect((await restock(sale, 10)).status).toBe(200);
+    const [rows] = await c.pool.query(
+      "SELECT available FROM sale_stock WHERE activity_id = ? AND sku_id = ?",
+      [sale.activityId, sale.skuId],
+    );
+    expect((rows as { available: number }[])[0].available).toBe(11);
+    expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(1);
+
+    maintainer = await startMaintainer();
+    await expectConverged(c, sale.activityId, sale.skuId);
+    expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(11);
+  });
+
+  it("a restock through the API and one through raw SQL each make a sold-out SKU sellable", async () => {
+    maintainer ??= await startMaintainer();
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 1 });
+    await expectConverged(c, sale.activityId, sale.skuId);
+    expect((await api.purchase(1, sale)).status).toBe(201);
+    await expectConverged(c, sale.activityId, sale.skuId);
+    expect((await api.purchase(2, sale)).body.code).toBe("SOLD_OUT");
+
+    expect((await restock(sale, 1)).status).toBe(200);
+    await eventually(async () => expect((await api.purchase(2, sale)).status).toBe(201));
+    await expectConverged(c, sale.activityId, sale.skuId);
+    expect((await api.purchase(3, sale)).body.code).toBe("SOLD_OUT");
+
+    await c.pool.query(
+      "UPDATE sale_stock SET available = available + 1 WHERE activity_id = ? AND sku_id = ?",
+      [sale.activityId, sale.skuId],
+    );
+    await eventually(async () => expect((await api.purchase(3, sale)).status).toBe(201));
+  });
+});

@@ -1,0 +1,202 @@
+import { signPayload } from "@flashgate/auth";
+import { closeOrder } from "@flashgate/db";
+import { adminToken, createSale, freshIds, skuLedger, sold, userToken } from "@flashgate/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiHarness, startApi } from "./harness.ts";
+
+describe("payments and expiry", () => {
+  let api: ApiHarness;
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(async () => api.close());
+
+  const callback = (
+    event: Record<string, unknown>,
+    options: { timestampS?: number; tamper?: (raw: string) => string; secret?: string } = {},
+  ) => {
+    const raw = JSON.stringify(event);
+    const signature = signPayload(
+      options.secret ?? api.config.PAYMENT_WEBHOOK_SECRET,
+      raw,
+      options.timestampS,
+    );
+    return fetch(`${api.url}/v1/payments/callback`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "flashgate-signature": signature },
+      body: options.tamper ? options.tamper(raw) : raw,
+    });
+  };
+
+  const buyMany = async (sale: { activityId: number; skuId: number }, users: number[]) => {
+    const orders = await Promise.all(users.map((user) => api.purchase(user, sale)));
+    expect(orders.every((o) => o.status === 201)).toBe(true);
+    return orders.map((o) => o.body as { requestId: string; amountCents: number; currency: string });
+  };
+
+  it("200 orders where payment and expiry collide: each ends PAID or CLOSED, units released exactly once", async () => {
+    const sale = freshIds();
+    await createSale(api.pool, { ...sale, units: 200 });
+    await api.load(sale.activityId, sale.skuId);
+    const orders = await buyMany(
+      sale,
+      Array.from({ length: 200 }, (_, i) => 2_000_000 + i),
+    );
+    const pay = (order: (typeof orders)[number]) =>
+      callback({
+        eventId: `pay-${order.requestId}`,
+        requestId: order.requestId,
+        status: "SUCCEEDED",
+        amountCents: order.amountCents,
+        currency: order.currency,
+      });
+    // Even orders: the expiry worker and the payment fire at the same instant. Odd orders: the payment
+    // lands first and the expiry still tries to close them.
+    await Promise.all(
+      orders.map(async (order, i) => {
+        if (i % 2 === 0) await Promise.all([pay(order), closeOrder(api.pool, order.requestId)]);
+        else {
+          await pay(order);
+          expect((await closeOrder(api.pool, order.requestId)).kind).toBe("not_pending");
+        }
+      }),
+    );
+    const ledger = await skuLedger(api.pool, sale.activityId, sale.skuId);
+    expect(ledger.pending).toBe(0);
+    expect(ledger.paid).toBeGreaterThan(0);
+    expect(ledger.closed).toBeGreaterThan(0);
+    expect(ledger.paid + ledger.closed).toBe(200);
+    expect(ledger.available).toBe(ledger.closed);
+    expect(ledger.available + sold(ledger)).toBe(200);
+    const [refunds] = await api.pool.query(
+      "SELECT COUNT(*) AS n FROM payment_event WHERE request_id IN (?) AND needs_refund",
+      [orders.map((o) => o.requestId)],
+    );
+    expect(Number((refunds as { n: number }[])[0].n)).toBe(ledger.closed);
+    console.log(
+      `collisions: ${ledger.paid} paid, ${ledger.closed} closed (each closed one has a refund record)`,
+    );
+  });
+
+  it("a duplicated callback is applied once; forged, altered and stale signatures get 401", async () => {
+    const sale = freshIds();
+    await createSale(api.pool, { ...sale, units: 5 });
+    await api.load(sale.activityId, sale.skuId);
+    const [order] = await buyMany(sale, [3_000_001]);
+    const event = {
+      eventId: `evt-${order.requestId}`,
+      requestId: order.requestId,
+      status: "SUCCEEDED",
+      amountCents: order.amountCents,
+      currency: order.currency,
+    };
+
+    const forged = await callback(event, { secret: "not-the-webhook-secret-at-all" });
+    const altered = await callback(event, { tamper: (raw) => raw.replace('"SUCCEEDED"', '"FAILED"') });
+    const stale = await callback(event, { timestampS: Math.floor(Date.now() / 1000) - 301 });
+    for (const response of [forged, altered, stale]) {
+      expect(response.status).toBe(401);
+      expect((await response.json()).code).toBe("UNAUTHORIZED");
+    }
+
+    const first = await (await callback(event)).json();
+    const second = await (await callback(event)).json();
+    expect(first).toMatchObject({ status: "processed", outcome: "PAID", orderState: "PAID" });
+    expect(second).toMatchObject({ status: "already_processed", outcome: "PAID" });
+    const [events] = await api.pool.query("SELECT COUNT(*) AS n FROM payment_event WHERE event_id = ?", [
+      event.eventId,
+    ]);
+    expect(Number((events as { n: number }[])[0].n)).toBe(1);
+  });
+
+  it("a payment after closure keeps the order CLOSED and records a refund", async () => {
+    const sale = freshIds();
+    await createSale(api.pool, { ...sale, units: 5 });
+    await api.load(sale.activityId, sale.skuId);
+    const [order] = await buyMany(sale, [3_000_002]);
+    expect((await closeOrder(api.pool, order.requestId)).kind).toBe("closed");
+    const result = await (
+      await callback({
+        eventId: `late-${order.requestId}`,
+        requestId: order.requestId,
+        status: "SUCCEEDED",
+        amountCents: order.amountCents,
+        currency: order.currency,
+      })
+    ).json();
+    expect(result).toMatchObject({ outcome: "REFUND_REQUIRED", orderState: "CLOSED" });
+    const [rows] = await api.pool.query("SELECT needs_refund FROM payment_event WHERE request_id = ?", [
+      order.requestId,
+    ]);
+    expect((rows as { needs_refund: number }[]).map((r) => Number(r.needs_refund))).toEqual([1]);
+  });
+});
+
+describe("back-office access and corrections", () => {
+  let api: ApiHarness;
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(async () => api.close());
+
+  const admin = (path: string, init: RequestInit & { token?: string } = {}) =>
+    fetch(`${api.url}/admin/v1${path}`, {
+      ...init,
+      headers: {
+        "content-type": "application/json",
+        ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+      },
+    });
+
+  it("refuses a user token with 403 and no token with 401", async () => {
+    expect(
+      (await admin("/activities/1/skus/1", { token: userToken(api.config.AUTH_JWT_SECRET, 5) })).status,
+    ).toBe(403);
+    expect((await admin("/activities/1/skus/1")).status).toBe(401);
+  });
+
+  it("creates an activity and SKU, restocks, and refuses a correction below zero without changing anything", async () => {
+    const { activityId, skuId } = freshIds();
+    const token = adminToken(api.config.ADMIN_JWT_SECRET, "alice");
+    const activity = await admin(`/activities/${activityId}`, {
+      method: "PUT",
+      token,
+      body: JSON.stringify({
+        name: "Black Friday",
+        startsAt: new Date(Date.now() - 1000).toISOString(),
+        endsAt: new Date(Date.now() + 3600_000).toISOString(),
+      }),
+    });
+    expect(activity.status).toBe(201);
+    const sku = await admin(`/activities/${activityId}/skus/${skuId}`, {
+      method: "PUT",
+      token,
+      body: JSON.stringify({ initialStock: 3, priceCents: 999, currency: "EUR" }),
+    });
+    expect(sku.status).toBe(201);
+    const up = await admin(`/activities/${activityId}/skus/${skuId}/restock`, {
+      method: "POST",
+      token,
+      body: JSON.stringify({ delta: 2, reason: "found a box" }),
+    });
+    expect(await up.json()).toMatchObject({ available: 5 });
+    const below = await admin(`/activities/${activityId}/skus/${skuId}/restock`, {
+      method: "POST",
+      token,
+      body: JSON.stringify({ delta: -6, reason: "miscount" }),
+    });
+    expect(below.status).toBe(409);
+    expect((await below.json()).code).toBe("INVALID_STATE");
+    expect((await skuLedger(api.pool, activityId, skuId)).available).toBe(5);
+    const [ledger] = await api.pool.query(
+      "SELECT delta, operator FROM stock_ledger WHERE activity_id = ? AND sku_id = ? ORDER BY id",
+      [activityId, skuId],
+    );
+    expect(ledger).toEqual([
+      { delta: 3, operator: "alice" },
+      { delta: 2, operator: "alice" },
+    ]);
+    const view = await (await admin(`/activities/${activityId}/skus/${skuId}`, { token })).json();
+    expect(view.database).toMatchObject({ available: 5, pending: 0, paid: 0, closed: 0, supply: 5 });
+  });
+});
