@@ -1,18 +1,34 @@
 import { ConfigError } from "@flashgate/config";
+import { ConnectError } from "@flashgate/connect";
 import { StackError } from "@flashgate/stack";
 import { Command } from "commander";
+import { registerConnectorCommands } from "./commands/connectors.ts";
 import { registerStackCommands } from "./commands/stack.ts";
 import { registerTokenCommand } from "./commands/token.ts";
+
+/** Distinct exit codes for scripts: 1 = not all RUNNING (status), 2 = stack/config problem. */
+const connectExitCodes = {
+  unreachable: 3,
+  unknown_connector: 4,
+  invalid_file: 5,
+  invalid_config: 5,
+  refused: 6,
+} as const;
 
 const program = new Command("flashgate").description(
   "flashgate: flash sales with MySQL as the truth and a CDC-maintained Redis fast path",
 );
 registerStackCommands(program);
 registerTokenCommand(program);
+registerConnectorCommands(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
+  if (error instanceof ConnectError) {
+    process.stderr.write(`flashgate: ${error.message}\n`);
+    process.exit(connectExitCodes[error.kind]);
+  }
   if (error instanceof StackError || error instanceof ConfigError) {
     process.stderr.write(`flashgate: ${error.message}\n`);
     process.exit(2);

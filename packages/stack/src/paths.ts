@@ -4,6 +4,8 @@ import { fileURLToPath } from "node:url";
 /** The repository root, found from this file so commands work from any directory. */
 export const repoRoot = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
 
+export const connectorsDir = join(repoRoot, "connectors");
+
 export const defaultHome = join(repoRoot, ".flashgate");
 
 export type StackPaths = ReturnType<typeof stackPaths>;

@@ -1,12 +1,12 @@
 import { rmSync } from "node:fs";
 import { parseConfig, type StackConfig, stackConfigSchema } from "@flashgate/config";
+import { connectClient, isRunning, readConnectorFile } from "@flashgate/connect";
 import { migrate } from "@flashgate/db";
 import { appComponent } from "./components/app.ts";
 import { connect, connectUrl } from "./components/connect.ts";
 import { kafka } from "./components/kafka.ts";
 import { adminConnection, mariadb } from "./components/mariadb.ts";
 import { redis } from "./components/redis.ts";
-import { putConnector, readConnectorFile, waitUntilRunning } from "./connector.ts";
 import { appDbUser, type Component, databaseName, debeziumDbUser, type StackContext } from "./context.ts";
 import { ensureJars } from "./jars.ts";
 import { isPortOpen } from "./net.ts";
@@ -106,8 +106,11 @@ export async function runMigrations(ctx: StackContext) {
 export async function registerConnector(ctx: StackContext) {
   const connector = readConnectorFile(ctx.paths.connectorsDir, connectorFile);
   const step = ctx.progress.step(`connector ${connector.name}`);
-  const { changed } = await putConnector(connectUrl(ctx), connector);
-  await waitUntilRunning(connectUrl(ctx), connector.name, step);
+  const client = connectClient(connectUrl(ctx));
+  const { changed } = await client.put(connector);
+  await client.waitUntil(connector.name, isRunning, {
+    onWait: () => step.waiting(`connector ${connector.name} and its tasks to be RUNNING`),
+  });
   step.done(changed ? "registered, RUNNING" : "unchanged, RUNNING");
 }
 

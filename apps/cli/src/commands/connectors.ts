@@ -1,0 +1,206 @@
+import { basename, dirname } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  type ConnectClient,
+  ConnectError,
+  closedSnapshotWindows,
+  connectClient,
+  describe,
+  firstLines,
+  isRunning,
+  missingEnvPlaceholders,
+  readConnectorFile,
+  requestIncrementalSnapshot,
+} from "@flashgate/connect";
+import { createPool } from "@flashgate/db";
+import {
+  appEnv,
+  connectorEnv,
+  connectorsDir,
+  connectUrl,
+  databaseName,
+  stackContext,
+} from "@flashgate/stack";
+import type { Command } from "commander";
+
+const defaultFile = "flashgate-mariadb";
+
+interface Common {
+  connectUrl?: string;
+  json?: boolean;
+}
+
+const out = (options: Common, human: string, json: unknown) =>
+  process.stdout.write(options.json ? `${JSON.stringify(json, null, 2)}\n` : `${human}\n`);
+
+function client(options: Common): ConnectClient {
+  return connectClient(options.connectUrl ?? process.env.KAFKA_CONNECT_URL ?? connectUrl(stackContext()));
+}
+
+/** Placeholders resolve in the Connect worker; locally that worker gets the stack's connector environment. */
+const placeholderEnv = () => ({ ...connectorEnv(stackContext()), ...process.env });
+
+/** A connector name means connectors/NAME.json; a path to a .json file is read as it is. */
+const fileFor = (name: string | undefined) =>
+  name?.includes("/")
+    ? readConnectorFile(dirname(name), basename(name))
+    : readConnectorFile(connectorsDir, name ?? defaultFile);
+
+function statusLines(status: Awaited<ReturnType<ConnectClient["status"]>>): string {
+  const lines = [`${status.name}: connector ${status.connector.state} on ${status.connector.worker_id}`];
+  for (const task of status.tasks) {
+    lines.push(`  task ${task.id}: ${task.state} on ${task.worker_id}`);
+    if (task.trace) lines.push(`    ${firstLines(task.trace, 4)}`);
+  }
+  if (status.connector.trace) lines.push(`  ${firstLines(status.connector.trace, 4)}`);
+  return lines.join("\n");
+}
+
+export function registerConnectorCommands(program: Command) {
+  const connectors = program
+    .command("connectors")
+    .description("manage Debezium connectors through the Kafka Connect REST API")
+    .option("--connect-url <url>", "Kafka Connect REST URL (default: KAFKA_CONNECT_URL or the local stack)")
+    .option("--json", "machine-readable output");
+  const common = (): Common => connectors.opts<Common>();
+
+  connectors.command("list").action(async () => {
+    const c = client(common());
+    const names = await c.list();
+    const statuses = await Promise.all(names.map((name) => c.status(name)));
+    out(
+      common(),
+      statuses.map((s) => `${s.name.padEnd(24)} ${describe(s)}`).join("\n") || "(no connectors)",
+      statuses,
+    );
+  });
+
+  connectors
+    .command("validate [name]")
+    .description("check placeholders and let Connect validate connectors/NAME.json")
+    .action(async (name?: string) => {
+      const connector = fileFor(name);
+      const missing = missingEnvPlaceholders(connector.config, placeholderEnv());
+      if (missing.length)
+        throw new ConnectError("invalid_config", `unset \${env:…} placeholders: ${missing.join(", ")}`);
+      const issues = await client(common()).validate(connector);
+      if (issues.length) {
+        out(common(), issues.map((i) => `✗ ${i.name}: ${i.errors.join("; ")}`).join("\n"), {
+          valid: false,
+          issues,
+        });
+        process.exitCode = 5;
+        return;
+      }
+      out(common(), `✓ ${connector.name} is valid`, { valid: true, issues: [] });
+    });
+
+  connectors
+    .command("apply [name]")
+    .description("validate, then create or update connectors/NAME.json and wait until RUNNING")
+    .action(async (name?: string) => {
+      const connector = fileFor(name);
+      const missing = missingEnvPlaceholders(connector.config, placeholderEnv());
+      if (missing.length)
+        throw new ConnectError("invalid_config", `unset \${env:…} placeholders: ${missing.join(", ")}`);
+      const c = client(common());
+      const issues = await c.validate(connector);
+      if (issues.length) {
+        out(common(), issues.map((i) => `✗ ${i.name}: ${i.errors.join("; ")}`).join("\n"), {
+          applied: false,
+          issues,
+        });
+        process.exitCode = 5;
+        return;
+      }
+      const { changed } = await c.put(connector);
+      const started = Date.now();
+      const status = await c.waitUntil(connector.name, isRunning, {
+        onWait: (s) =>
+          process.stderr.write(
+            `  … waiting for ${connector.name} to be RUNNING: ${describe(s)} (${((Date.now() - started) / 1000).toFixed(1)}s)\n`,
+          ),
+      });
+      out(
+        common(),
+        changed
+          ? `✓ ${connector.name} applied and RUNNING`
+          : `= ${connector.name} unchanged (already applied), RUNNING`,
+        { changed, status },
+      );
+    });
+
+  connectors
+    .command("status [name]")
+    .description("connector and task states; exits 1 unless everything is RUNNING")
+    .action(async (name?: string) => {
+      const c = client(common());
+      const names = name ? [name] : await c.list();
+      const statuses = await Promise.all(names.map((n) => c.status(n)));
+      out(common(), statuses.map(statusLines).join("\n") || "(no connectors)", statuses);
+      if (!statuses.every(isRunning)) process.exitCode = 1;
+    });
+
+  for (const verb of ["pause", "resume", "delete"] as const) {
+    connectors.command(`${verb} <name>`).action(async (name: string) => {
+      const c = client(common());
+      if (verb === "pause") await c.pause(name);
+      if (verb === "resume") await c.resume(name);
+      if (verb === "delete") await c.remove(name);
+      out(common(), `✓ ${verb} ${name}`, { name, action: verb });
+    });
+  }
+
+  connectors
+    .command("restart <name>")
+    .option("--failed-only", "restart only the connector or tasks that FAILED")
+    .action(async (name: string, options: { failedOnly?: boolean }) => {
+      const c = client(common());
+      await c.restart(name, Boolean(options.failedOnly));
+      const status = await c.waitUntil(name, isRunning);
+      out(common(), `✓ restarted ${name}: ${describe(status)}`, status);
+    });
+
+  connectors.command("offsets <name>").action(async (name: string) => {
+    const offsets = await client(common()).offsets(name);
+    out(common(), JSON.stringify(offsets, null, 2), offsets);
+  });
+
+  connectors
+    .command("snapshot <table>")
+    .description("incremental snapshot of a captured table through the Debezium signal table")
+    .option("--where <sql>", 'only rows matching this condition, e.g. "activity_id = 42"')
+    .option("--follow", "report closed snapshot windows until the snapshot goes quiet")
+    .action(async (table: string, options: { where?: string; follow?: boolean }) => {
+      const pool = createPool(process.env.DATABASE_URL ?? appEnv(stackContext()).DATABASE_URL, {
+        connectionLimit: 1,
+      });
+      try {
+        const before = await closedSnapshotWindows(pool);
+        const id = await requestIncrementalSnapshot(pool, {
+          database: databaseName,
+          table,
+          where: options.where,
+        });
+        process.stderr.write(
+          `signal ${id} sent: incremental snapshot of ${table}${options.where ? ` where ${options.where}` : ""}\n`,
+        );
+        if (options.follow) {
+          let seen = before;
+          let quietSince = Date.now();
+          while (Date.now() - quietSince < 5000) {
+            await sleep(500);
+            const now = await closedSnapshotWindows(pool);
+            if (now !== seen) {
+              seen = now;
+              quietSince = Date.now();
+              process.stderr.write(`  … ${now - before} chunk(s) snapshotted\n`);
+            }
+          }
+        }
+        out(common(), `✓ snapshot requested (${id})`, { signal: id, table, where: options.where ?? null });
+      } finally {
+        await pool.end();
+      }
+    });
+}

@@ -1,0 +1,2 @@
+export * from "./rest.ts";
+export { closedSnapshotWindows, requestIncrementalSnapshot, type SnapshotRequest } from "./snapshot.ts";

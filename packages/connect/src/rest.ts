@@ -1,0 +1,201 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+/** Distinct failures, so scripts can tell them apart by exit code. */
+export class ConnectError extends Error {
+  override name = "ConnectError";
+  readonly kind: "unreachable" | "unknown_connector" | "invalid_file" | "invalid_config" | "refused";
+  constructor(kind: ConnectError["kind"], message: string) {
+    super(message);
+    this.kind = kind;
+  }
+}
+
+export interface ConnectorFile {
+  name: string;
+  config: Record<string, string>;
+}
+
+export interface TaskStatus {
+  id: number;
+  state: string;
+  worker_id: string;
+  trace?: string;
+}
+
+export interface ConnectorStatus {
+  name: string;
+  connector: { state: string; worker_id: string; trace?: string };
+  tasks: TaskStatus[];
+}
+
+export interface ValidationIssue {
+  name: string;
+  errors: string[];
+}
+
+export function readConnectorFile(connectorsDir: string, name: string): ConnectorFile {
+  const file = name.endsWith(".json") ? name : `${name}.json`;
+  let parsed: ConnectorFile;
+  try {
+    parsed = JSON.parse(readFileSync(join(connectorsDir, file), "utf8")) as ConnectorFile;
+  } catch (error) {
+    throw new ConnectError("invalid_file", `${file}: ${(error as Error).message}`);
+  }
+  if (typeof parsed.name !== "string" || typeof parsed.config !== "object" || parsed.config === null) {
+    throw new ConnectError("invalid_file", `${file}: needs "name" and "config"`);
+  }
+  return parsed;
+}
+
+/** The ${env:NAME} placeholders of a config that the given environment does not set. */
+export function missingEnvPlaceholders(
+  config: Record<string, string>,
+  env: Record<string, string | undefined>,
+): string[] {
+  const missing = new Set<string>();
+  for (const value of Object.values(config)) {
+    for (const match of String(value).matchAll(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g))
+      if (!env[match[1]]) missing.add(match[1]);
+  }
+  return [...missing].sort();
+}
+
+export const isRunning = (status: ConnectorStatus | undefined) =>
+  status?.connector.state === "RUNNING" &&
+  status.tasks.length > 0 &&
+  status.tasks.every((task) => task.state === "RUNNING");
+
+/** A small client for the Kafka Connect REST API. */
+export function connectClient(baseUrl: string) {
+  async function call(
+    method: string,
+    path: string,
+    body?: unknown,
+    timeoutMs = 15_000,
+  ): Promise<{ status: number; body: unknown }> {
+    let response: Response;
+    try {
+      response = await fetch(`${baseUrl}${path}`, {
+        method,
+        headers: body === undefined ? {} : { "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (error) {
+      throw new ConnectError(
+        "unreachable",
+        `Kafka Connect at ${baseUrl} is unreachable (${(error as Error).cause ?? (error as Error).message})`,
+      );
+    }
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // keep text
+    }
+    return { status: response.status, body: parsed };
+  }
+  const named = (name: string) => `/connectors/${encodeURIComponent(name)}`;
+  const expectOk = (result: { status: number; body: unknown }, name: string) => {
+    if (result.status === 404) throw new ConnectError("unknown_connector", `no connector named ${name}`);
+    if (result.status >= 300)
+      throw new ConnectError("refused", `Connect answered ${result.status}: ${JSON.stringify(result.body)}`);
+    return result.body;
+  };
+
+  return {
+    baseUrl,
+    async list(): Promise<string[]> {
+      return expectOk(await call("GET", "/connectors"), "") as string[];
+    },
+    async status(name: string): Promise<ConnectorStatus> {
+      return expectOk(await call("GET", `${named(name)}/status`), name) as ConnectorStatus;
+    },
+    async statusIfExists(name: string): Promise<ConnectorStatus | undefined> {
+      const result = await call("GET", `${named(name)}/status`);
+      return result.status === 404 ? undefined : (expectOk(result, name) as ConnectorStatus);
+    },
+    async config(name: string): Promise<Record<string, string> | undefined> {
+      const result = await call("GET", `${named(name)}/config`);
+      return result.status === 404 ? undefined : (expectOk(result, name) as Record<string, string>);
+    },
+    /** Connect's own validation, resolved by the plugin: the properties it refuses and why. */
+    async validate(connector: ConnectorFile): Promise<ValidationIssue[]> {
+      const plugin = connector.config["connector.class"]?.split(".").pop() ?? "";
+      const result = await call(
+        "PUT",
+        `/connector-plugins/${encodeURIComponent(plugin)}/config/validate`,
+        { ...connector.config, name: connector.name },
+        60_000,
+      );
+      if (result.status >= 300)
+        throw new ConnectError(
+          "invalid_config",
+          `validation refused (${result.status}): ${JSON.stringify(result.body)}`,
+        );
+      const configs = (result.body as { configs: { value: { name: string; errors: string[] } }[] }).configs;
+      return configs
+        .filter((c) => c.value.errors.length > 0)
+        .map((c) => ({ name: c.value.name, errors: c.value.errors }));
+    },
+    /** Creates or updates (PUT is idempotent); reports whether anything changed. */
+    async put(connector: ConnectorFile): Promise<{ changed: boolean }> {
+      const wanted = { ...connector.config, name: connector.name };
+      const current = await this.config(connector.name);
+      if (current && sameConfig(current, wanted)) return { changed: false };
+      const result = await call("PUT", `${named(connector.name)}/config`, wanted, 60_000);
+      if (result.status >= 300)
+        throw new ConnectError(
+          "invalid_config",
+          `Connect refused ${connector.name} (${result.status}): ${JSON.stringify(result.body)}`,
+        );
+      return { changed: true };
+    },
+    pause: async (name: string) => void expectOk(await call("PUT", `${named(name)}/pause`), name),
+    resume: async (name: string) => void expectOk(await call("PUT", `${named(name)}/resume`), name),
+    restart: async (name: string, onlyFailed: boolean) =>
+      void expectOk(
+        await call("POST", `${named(name)}/restart?includeTasks=true&onlyFailed=${onlyFailed}`),
+        name,
+      ),
+    remove: async (name: string) => void expectOk(await call("DELETE", named(name)), name),
+    offsets: async (name: string) => expectOk(await call("GET", `${named(name)}/offsets`), name),
+    async waitUntil(
+      name: string,
+      predicate: (status: ConnectorStatus | undefined) => boolean,
+      options: { timeoutMs?: number; onWait?: (status: ConnectorStatus | undefined) => void } = {},
+    ) {
+      const deadline = Date.now() + (options.timeoutMs ?? 120_000);
+      for (;;) {
+        const status = await this.statusIfExists(name);
+        if (predicate(status)) return status;
+        const failed = status?.tasks.find((task) => task.state === "FAILED");
+        if (failed)
+          throw new ConnectError("refused", `task ${failed.id} FAILED: ${firstLines(failed.trace)}`);
+        if (Date.now() > deadline)
+          throw new ConnectError("refused", `timed out waiting for ${name}; last state ${describe(status)}`);
+        options.onWait?.(status);
+        await sleep(500);
+      }
+    },
+  };
+}
+
+export type ConnectClient = ReturnType<typeof connectClient>;
+
+const sameConfig = (a: Record<string, string>, b: Record<string, string>) => {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const key of keys) if (a[key] !== b[key]) return false;
+  return true;
+};
+
+export const firstLines = (trace: string | undefined, lines = 3) =>
+  (trace ?? "").split("\n").slice(0, lines).join(" | ");
+
+export const describe = (status: ConnectorStatus | undefined) =>
+  status
+    ? `${status.connector.state}; tasks ${status.tasks.map((t) => `${t.id}:${t.state}`).join(", ") || "none"}`
+    : "absent";
