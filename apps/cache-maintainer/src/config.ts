@@ -9,6 +9,12 @@ export const maintainerConfigSchema = z.object({
   CONSUMER_GROUP: z.string().min(1).default("flashgate-cache-maintainer"),
   EXPIRY_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
   EXPIRY_BATCH: z.coerce.number().int().min(1).default(200),
+  HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
+  DRIFT_INTERVAL_MS: z.coerce.number().int().min(0).default(10_000),
+  DRIFT_AUTO_REPAIR: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((v) => v === "true"),
   WATCHDOG_INTERVAL_MS: z.coerce.number().int().min(50).default(500),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });

@@ -1,4 +1,4 @@
-import { withScripts } from "@flashgate/cache";
+import { reconcile, withScripts } from "@flashgate/cache";
 import { closeExpiredOrders, createPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
 import {
@@ -45,11 +45,50 @@ const expiry =
       }, config.EXPIRY_INTERVAL_MS)
     : undefined;
 
+// The lag probe: a DATETIME(3) row bumped every second travels the whole pipeline (binlog → Debezium →
+// Kafka → here), measuring commit-to-apply lag in milliseconds even when no one is buying. Debezium's own
+// heartbeats only fire while the binlog moves, so this also keeps the drift watermark advancing.
+const heartbeat =
+  config.HEARTBEAT_INTERVAL_MS > 0
+    ? setInterval(() => {
+        pool
+          .query(
+            "INSERT INTO cdc_heartbeat (id, beat_at) VALUES (1, NOW(3)) ON DUPLICATE KEY UPDATE beat_at = NOW(3)",
+          )
+          .catch((error) => logger.debug({ err: error.message }, "heartbeat probe failed"));
+      }, config.HEARTBEAT_INTERVAL_MS)
+    : undefined;
+
+let reconciling = false;
+const driftCheck =
+  config.DRIFT_INTERVAL_MS > 0
+    ? setInterval(async () => {
+        if (reconciling) return;
+        reconciling = true;
+        try {
+          const check = await reconcile(pool, redis, { repair: config.DRIFT_AUTO_REPAIR });
+          metrics.driftedSkus.set(check.drifted.length - check.repaired);
+          metrics.driftLastCheck.set(check.checkedAt / 1000);
+          metrics.driftRepairs.inc(check.repaired);
+          for (const sku of check.drifted)
+            logger.warn(
+              { activityId: sku.activityId, skuId: sku.skuId, database: sku.database, cache: sku.cache },
+              "drift detected",
+            );
+        } catch (error) {
+          logger.warn({ err: (error as Error).message }, "drift check failed");
+        } finally {
+          reconciling = false;
+        }
+      }, config.DRIFT_INTERVAL_MS)
+    : undefined;
+
 const deadLetters = createDeadLetterSink(brokers);
 const consumer = await startConsumer({
   brokers,
   groupId: config.CONSUMER_GROUP,
   applier: createApplier({ redis, pool, metrics, logger }),
+  redis,
   deadLetters,
   metrics,
   logger,
@@ -71,6 +110,8 @@ const shutdown = async () => {
   logger.info("stopping: finishing the batch in hand, committing, leaving the group");
   clearInterval(watchdog);
   clearInterval(expiry);
+  clearInterval(heartbeat);
+  clearInterval(driftCheck);
   setTimeout(() => process.exit(1), 15_000).unref();
   await consumer.stop();
   await deadLetters.close().catch(() => {});

@@ -3,6 +3,7 @@ import { ConnectError } from "@flashgate/connect";
 import { StackError } from "@flashgate/stack";
 import { Command } from "commander";
 import { registerConnectorCommands } from "./commands/connectors.ts";
+import { registerDriftCommands } from "./commands/drift.ts";
 import { registerStackCommands } from "./commands/stack.ts";
 import { registerTokenCommand } from "./commands/token.ts";
 
@@ -21,6 +22,7 @@ const program = new Command("flashgate").description(
 registerStackCommands(program);
 registerTokenCommand(program);
 registerConnectorCommands(program);
+registerDriftCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -10,6 +10,16 @@ export { compareSku, type SkuComparison } from "./drift.ts";
 export { activitySkusKey, cacheEpochKey, rebuildQueueKey, type SkuKeys, skuKeys } from "./keys.ts";
 export { endedGraceMs, type LoadResult, loadSkuFromDatabase } from "./load-sku.ts";
 export {
+  appliedWatermarkKey,
+  checkSku,
+  type DriftCheck,
+  type DriftVerdict,
+  driftIncidents,
+  listSkus,
+  reconcile,
+  type SkuDriftReport,
+} from "./reconcile.ts";
+export {
   type FastPathLimits,
   type ReserveInput,
   type ReserveOutcome,

@@ -121,8 +121,11 @@ export function createApplier(deps: {
    * Applies a batch in order per SKU; SKUs proceed concurrently (ioredis pipelines them). Returns the
    * records that can never be applied; connection failures throw so that nothing is committed.
    */
-  async function applyBatch(records: InboundRecord[]): Promise<DeadLetter[]> {
+  async function applyBatch(
+    records: InboundRecord[],
+  ): Promise<{ dead: DeadLetter[]; heartbeat: string | undefined }> {
     const dead: DeadLetter[] = [];
+    let heartbeat: string | undefined;
     const bySku = new Map<
       string,
       { activityId: number; skuId: number; items: { change: SaleChange; record: InboundRecord }[] }
@@ -136,6 +139,7 @@ export function createApplier(deps: {
           const beat = Number(event.after?.beat_at);
           if (Number.isFinite(beat))
             metrics.lag.observe({ source: "heartbeat" }, Math.max(0, Date.now() - beat) / 1000);
+          heartbeat = event.position;
           continue;
         }
         if (record.topic === topics.activity) {
@@ -170,7 +174,7 @@ export function createApplier(deps: {
         "dead letter",
       );
     }
-    return dead;
+    return { dead, heartbeat };
   }
 
   return { applyBatch };

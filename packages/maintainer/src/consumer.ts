@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { appliedWatermarkKey, type FlashgateRedis } from "@flashgate/cache";
 import { topics } from "@flashgate/cdc";
 import type { Logger } from "@flashgate/logger";
 import { Consumer, type Message, stringDeserializers } from "@platformatic/kafka";
@@ -12,6 +13,7 @@ export interface ConsumerOptions {
   brokers: string[];
   groupId?: string;
   applier: Applier;
+  redis: FlashgateRedis;
   deadLetters: DeadLetterSink;
   metrics: MaintainerMetrics;
   logger: Logger;
@@ -44,7 +46,10 @@ export async function startConsumer(options: ConsumerOptions) {
     autocommit: false,
     maxWaitTime: 20,
   });
+  let salePartitions =
+    (await consumer.metadata({ topics: [topics.sale] })).topics.get(topics.sale)?.partitionsCount ?? 0;
   consumer.on("consumer:lag", (lag: Map<string, bigint[]>) => {
+    salePartitions = lag.get(topics.sale)?.length ?? salePartitions;
     for (const [topic, partitions] of lag) {
       for (const [partition, value] of partitions.entries())
         metrics.consumerLag.set({ topic, partition }, Math.max(0, Number(value)));
@@ -70,7 +75,11 @@ export async function startConsumer(options: ConsumerOptions) {
   });
   stream.on("error", (error) => logger.error({ err: error.message }, "consumer stream error"));
 
-  async function applyUntilDone(batch: Record[]) {
+  const ownsAllSalePartitions = () =>
+    salePartitions > 0 &&
+    (consumer.assignments?.find((a) => a.topic === topics.sale)?.partitions.length ?? 0) === salePartitions;
+
+  async function applyUntilDone(batch: Record[]): Promise<string | undefined> {
     const records = batch.map((m) => ({
       topic: m.topic,
       partition: m.partition,
@@ -80,9 +89,9 @@ export async function startConsumer(options: ConsumerOptions) {
     }));
     for (let attempt = 1; ; attempt++) {
       try {
-        const dead = await applier.applyBatch(records);
+        const { dead, heartbeat } = await applier.applyBatch(records);
         await deadLetters.send(dead);
-        return;
+        return heartbeat;
       } catch (error) {
         // Redis or MySQL unreachable: not the event's fault. Hold the batch (and the offsets) and retry.
         logger.warn({ err: (error as Error).message, attempt }, "applying a batch failed; retrying");
@@ -115,8 +124,13 @@ export async function startConsumer(options: ConsumerOptions) {
       }
       const batch = buffer.splice(0, batchMax);
       if (stream.isPaused() && buffer.length < batchMax) stream.resume();
-      await applyUntilDone(batch);
+      const heartbeat = await applyUntilDone(batch);
       await commit(batch);
+      if (heartbeat && buffer.length === 0 && ownsAllSalePartitions()) {
+        // Nothing older is in hand and this instance consumes every sale partition: every change
+        // committed before this heartbeat has been applied. The drift check fences on it.
+        await options.redis.set(appliedWatermarkKey, heartbeat).catch(() => {});
+      }
     }
   })();
 

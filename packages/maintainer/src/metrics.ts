@@ -35,6 +35,21 @@ export function createMaintainerMetrics() {
       labelNames: ["topic", "partition"],
       registers: [registry],
     }),
+    driftedSkus: new Gauge({
+      name: "flashgate_drift_skus",
+      help: "SKUs whose cache differed from MySQL at the last check",
+      registers: [registry],
+    }),
+    driftLastCheck: new Gauge({
+      name: "flashgate_drift_last_check_timestamp_seconds",
+      help: "When the drift check last ran",
+      registers: [registry],
+    }),
+    driftRepairs: new Counter({
+      name: "flashgate_drift_repairs_total",
+      help: "SKUs repaired from MySQL by the drift check",
+      registers: [registry],
+    }),
     lastAppliedAt: new Gauge({
       name: "flashgate_cdc_last_applied_timestamp_seconds",
       help: "When a change was last applied",

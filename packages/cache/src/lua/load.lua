@@ -4,7 +4,7 @@
 -- ARGV: 1 pos, 2 available, 3 price_cents, 4 currency, 5 starts_ms, 6 ends_ms, 7 rebuy (0/1),
 --       8 expire at (ms), 9.. buyer user ids
 local current = redis.call('HGET', KEYS[1], 'pos')
-if current and current >= ARGV[1] then
+if current and current > ARGV[1] then
   return 0
 end
 redis.call('DEL', KEYS[2])

@@ -1,0 +1,145 @@
+import { binlogPosition } from "@flashgate/cdc";
+import { readSkuSnapshot, type SkuSnapshot } from "@flashgate/db";
+import type { Pool, RowDataPacket } from "mysql2/promise";
+import { skuKeys } from "./keys.ts";
+import { loadSkuFromDatabase } from "./load-sku.ts";
+import type { FlashgateRedis } from "./scripts.ts";
+
+/** The highest binlog position the maintainer has applied with nothing older left in hand (from heartbeats). */
+export const appliedWatermarkKey = "fg:watermark";
+export const driftIncidentsKey = "fg:drift:incidents";
+
+export type DriftVerdict = "in-sync" | "drift" | "behind" | "changing";
+
+export interface SkuDriftReport {
+  activityId: number;
+  skuId: number;
+  verdict: DriftVerdict;
+  database: { available: number; buyers: number } | null;
+  cache: { available: number; buyers: number; reservations: number; position: string | null } | null;
+  readPosition: string;
+}
+
+const sameState = (a: SkuSnapshot | undefined, b: SkuSnapshot | undefined) =>
+  a?.available === b?.available && (a?.buyers ?? []).join(",") === (b?.buyers ?? []).join(",");
+
+/**
+ * Compares one SKU without false alarms while CDC is merely behind: MySQL is read at P1, the cache,
+ * then MySQL again at P2. Only if the maintainer has applied past P1 and the SKU did not change
+ * between P1 and P2 must the cache equal MySQL; otherwise the verdict is "behind" or "changing".
+ */
+export async function checkSku(
+  pool: Pool,
+  redis: FlashgateRedis,
+  activityId: number,
+  skuId: number,
+  earlier?: { snapshot: SkuSnapshot | undefined },
+): Promise<SkuDriftReport & { snapshot: SkuSnapshot | undefined }> {
+  // A re-check keeps the first read: the probe's writes move the binlog forward every second, so a
+  // fresh read would always be just ahead of what CDC has delivered.
+  const first = earlier ? earlier.snapshot : await readSkuSnapshot(pool, activityId, skuId);
+  const keys = skuKeys(activityId, skuId);
+  const [hash, buyers, reservations, watermark] = await Promise.all([
+    redis.hmget(keys.sku, "available", "pos"),
+    redis.smembers(keys.buyers),
+    redis.zcount(keys.reservations, Date.now(), "+inf"),
+    redis.get(appliedWatermarkKey),
+  ]);
+  const second = await readSkuSnapshot(pool, activityId, skuId);
+  const readAt = first ? binlogPosition(first.binlogFile, first.binlogPos) : "";
+  const cache =
+    hash[0] === null
+      ? null
+      : { available: Number(hash[0]), buyers: buyers.length, reservations, position: hash[1] };
+  const database = first ? { available: first.available, buyers: first.buyers.length } : null;
+  const report = (verdict: DriftVerdict) => ({
+    activityId,
+    skuId,
+    verdict,
+    database,
+    cache,
+    readPosition: readAt,
+    snapshot: first,
+  });
+  if (!first && !cache) return report("in-sync");
+  if (!sameState(first, second)) return report("changing");
+  const applied = [cache?.position ?? "", watermark ?? ""].some((position) => position >= readAt);
+  if (!applied) return report("behind");
+  const cacheBuyers = buyers.sort((a, b) => Number(a) - Number(b)).join(",");
+  const equal =
+    first !== undefined &&
+    cache !== null &&
+    cache.available === first.available &&
+    cacheBuyers === first.buyers.join(",");
+  return report(equal ? "in-sync" : "drift");
+}
+
+export async function listSkus(
+  pool: Pool,
+  activityId?: number,
+): Promise<{ activityId: number; skuId: number }[]> {
+  const [rows] = await pool.query<RowDataPacket[]>(
+    `SELECT s.activity_id, s.sku_id FROM sale_stock s JOIN activity a ON a.id = s.activity_id
+      WHERE a.ends_at > NOW(3) - INTERVAL 1 DAY ${activityId ? "AND s.activity_id = ?" : ""}
+      ORDER BY s.activity_id, s.sku_id LIMIT 5000`,
+    activityId ? [activityId] : [],
+  );
+  return rows.map((row) => ({ activityId: Number(row.activity_id), skuId: Number(row.sku_id) }));
+}
+
+export interface DriftCheck {
+  checkedAt: number;
+  skus: SkuDriftReport[];
+  drifted: SkuDriftReport[];
+  repaired: number;
+}
+
+/** Checks every live SKU (or one activity's); with repair, rebuilds drifted SKUs from MySQL, fenced by position. */
+export async function reconcile(
+  pool: Pool,
+  redis: FlashgateRedis,
+  options: { activityId?: number; repair?: boolean; settleMs?: number } = {},
+): Promise<DriftCheck> {
+  const skus = await listSkus(pool, options.activityId);
+  const reports: (SkuDriftReport & { snapshot: SkuSnapshot | undefined })[] = [];
+  for (const sku of skus) reports.push(await checkSku(pool, redis, sku.activityId, sku.skuId));
+  // "behind" usually means only that the next heartbeat has not been applied yet: give CDC a moment to
+  // pass the read positions, then look again. A paused or broken pipeline stays "behind", never "drift".
+  const settleUntil = Date.now() + (options.settleMs ?? 3000);
+  while (
+    reports.some((r) => r.verdict === "behind" || r.verdict === "changing") &&
+    Date.now() < settleUntil
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (const [index, report] of reports.entries()) {
+      if (report.verdict === "behind")
+        reports[index] = await checkSku(pool, redis, report.activityId, report.skuId, report);
+      else if (report.verdict === "changing")
+        reports[index] = await checkSku(pool, redis, report.activityId, report.skuId);
+    }
+  }
+  const plain = reports.map(({ snapshot: _, ...report }): SkuDriftReport => report);
+  const drifted = plain.filter((report) => report.verdict === "drift");
+  let repaired = 0;
+  for (const report of drifted) {
+    await recordIncident(redis, { kind: "detected", ...report });
+    if (!options.repair) continue;
+    if ((await loadSkuFromDatabase(pool, redis, report.activityId, report.skuId)) === "loaded") {
+      repaired += 1;
+      await recordIncident(redis, { kind: "repaired", activityId: report.activityId, skuId: report.skuId });
+    }
+  }
+  return { checkedAt: Date.now(), skus: plain, drifted, repaired };
+}
+
+async function recordIncident(redis: FlashgateRedis, incident: Record<string, unknown>) {
+  await redis
+    .multi()
+    .lpush(driftIncidentsKey, JSON.stringify({ at: Date.now(), ...incident }))
+    .ltrim(driftIncidentsKey, 0, 199)
+    .exec();
+}
+
+export async function driftIncidents(redis: FlashgateRedis, count = 50): Promise<Record<string, unknown>[]> {
+  return (await redis.lrange(driftIncidentsKey, 0, count - 1)).map((line) => JSON.parse(line));
+}
