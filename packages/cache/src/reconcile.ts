@@ -74,15 +74,17 @@ export async function checkSku(
   return report(equal ? "in-sync" : "drift");
 }
 
+/** SKUs of live or recently ended sales, newest sales first. */
 export async function listSkus(
   pool: Pool,
   activityId?: number,
+  limit = 5000,
 ): Promise<{ activityId: number; skuId: number }[]> {
   const [rows] = await pool.query<RowDataPacket[]>(
     `SELECT s.activity_id, s.sku_id FROM sale_stock s JOIN activity a ON a.id = s.activity_id
       WHERE a.ends_at > NOW(3) - INTERVAL 1 DAY ${activityId ? "AND s.activity_id = ?" : ""}
-      ORDER BY s.activity_id, s.sku_id LIMIT 5000`,
-    activityId ? [activityId] : [],
+      ORDER BY a.starts_at DESC, s.activity_id DESC, s.sku_id LIMIT ?`,
+    activityId ? [activityId, limit] : [limit],
   );
   return rows.map((row) => ({ activityId: Number(row.activity_id), skuId: Number(row.sku_id) }));
 }
@@ -98,9 +100,15 @@ export interface DriftCheck {
 export async function reconcile(
   pool: Pool,
   redis: FlashgateRedis,
-  options: { activityId?: number; repair?: boolean; settleMs?: number } = {},
+  options: {
+    activityId?: number;
+    repair?: boolean;
+    settleMs?: number;
+    limit?: number;
+    recordIncidents?: boolean;
+  } = {},
 ): Promise<DriftCheck> {
-  const skus = await listSkus(pool, options.activityId);
+  const skus = await listSkus(pool, options.activityId, options.limit);
   const reports: (SkuDriftReport & { snapshot: SkuSnapshot | undefined })[] = [];
   for (const sku of skus) reports.push(await checkSku(pool, redis, sku.activityId, sku.skuId));
   // "behind" usually means only that the next heartbeat has not been applied yet: give CDC a moment to
@@ -122,7 +130,7 @@ export async function reconcile(
   const drifted = plain.filter((report) => report.verdict === "drift");
   let repaired = 0;
   for (const report of drifted) {
-    await recordIncident(redis, { kind: "detected", ...report });
+    if (options.recordIncidents ?? true) await recordIncident(redis, { kind: "detected", ...report });
     if (!options.repair) continue;
     if ((await loadSkuFromDatabase(pool, redis, report.activityId, report.skuId)) === "loaded") {
       repaired += 1;

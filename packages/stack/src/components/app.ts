@@ -19,6 +19,8 @@ export const appEnv = (ctx: StackContext): Record<string, string> => ({
   AUTH_JWT_SECRET: ctx.secrets.authJwtSecret,
   ADMIN_JWT_SECRET: ctx.secrets.adminJwtSecret,
   PAYMENT_WEBHOOK_SECRET: ctx.secrets.paymentWebhookSecret,
+  PURCHASE_API_URL: `http://127.0.0.1:${ctx.config.FLASHGATE_API_PORT}`,
+  MAINTAINER_URL: `http://127.0.0.1:${ctx.config.FLASHGATE_MAINTAINER_PORT}`,
 });
 
 interface AppSpec {

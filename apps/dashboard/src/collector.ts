@@ -1,0 +1,111 @@
+import { type DriftCheck, driftIncidents, type FlashgateRedis, reconcile } from "@flashgate/cache";
+import { type ConnectorStatus, connectClient } from "@flashgate/connect";
+import { histogramBuckets, parsePrometheus, quantileBetween, type Sample, sumOf } from "@flashgate/telemetry";
+import type { Pool } from "mysql2/promise";
+
+export interface SeriesPoint {
+  at: number;
+  lagP50Ms: number | null;
+  lagP99Ms: number | null;
+  appliedPerS: number | null;
+  admissionsPerS: Record<string, number>;
+}
+
+export interface DashboardSnapshot {
+  at: number;
+  skus: DriftCheck["skus"];
+  series: SeriesPoint[];
+  connectors: ConnectorStatus[] | { error: string };
+  deadLetters: number | null;
+  incidents: Record<string, unknown>[];
+}
+
+const scrape = async (url: string): Promise<Sample[] | undefined> => {
+  try {
+    const response = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(1500) });
+    return response.ok ? parsePrometheus(await response.text()) : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * Samples the numbers behind every panel: MySQL vs Redis per SKU (the drift check's own verdicts),
+ * the maintainer's and API's Prometheus metrics as rates and quantiles, Connect's states.
+ */
+export function createCollector(deps: {
+  pool: Pool;
+  redis: FlashgateRedis;
+  connectUrl: string;
+  maintainerUrl: string;
+  apiUrl: string;
+  points?: number;
+}) {
+  const connect = connectClient(deps.connectUrl);
+  const series: SeriesPoint[] = [];
+  let previous: { at: number; maintainer?: Sample[]; api?: Sample[] } | undefined;
+
+  async function sampleSeries(): Promise<{ deadLetters: number | null }> {
+    const at = Date.now();
+    const [maintainer, api] = await Promise.all([scrape(deps.maintainerUrl), scrape(deps.apiUrl)]);
+    const point: SeriesPoint = { at, lagP50Ms: null, lagP99Ms: null, appliedPerS: null, admissionsPerS: {} };
+    if (previous && maintainer && previous.maintainer) {
+      const before = histogramBuckets(previous.maintainer, "flashgate_cdc_lag_seconds");
+      const after = histogramBuckets(maintainer, "flashgate_cdc_lag_seconds");
+      const p50 = quantileBetween(before, after, 0.5);
+      const p99 = quantileBetween(before, after, 0.99);
+      point.lagP50Ms = p50 === undefined ? null : Math.round(p50 * 1000);
+      point.lagP99Ms = p99 === undefined ? null : Math.round(p99 * 1000);
+      const seconds = (at - previous.at) / 1000;
+      const applied = (s: Sample[]) => sumOf(s, "flashgate_cdc_events_total", { result: "applied" });
+      point.appliedPerS = Math.max(0, (applied(maintainer) - applied(previous.maintainer)) / seconds);
+    }
+    if (previous && api && previous.api) {
+      const seconds = (at - previous.at) / 1000;
+      const outcomes = new Set(
+        api.filter((s) => s.name === "flashgate_purchase_admissions_total").map((s) => s.labels.outcome),
+      );
+      for (const outcome of outcomes) {
+        const now = sumOf(api, "flashgate_purchase_admissions_total", { outcome });
+        const then = sumOf(previous.api, "flashgate_purchase_admissions_total", { outcome });
+        point.admissionsPerS[outcome] = Math.max(0, (now - then) / seconds);
+      }
+    }
+    previous = { at, maintainer: maintainer ?? previous?.maintainer, api: api ?? previous?.api };
+    series.push(point);
+    if (series.length > (deps.points ?? 150)) series.shift();
+    return { deadLetters: maintainer ? sumOf(maintainer, "flashgate_cdc_dead_letters_total") : null };
+  }
+
+  async function connectors(): Promise<DashboardSnapshot["connectors"]> {
+    try {
+      return await Promise.all((await connect.list()).map((name) => connect.status(name)));
+    } catch (error) {
+      return { error: (error as Error).message };
+    }
+  }
+
+  return {
+    async snapshot(): Promise<DashboardSnapshot> {
+      const [{ deadLetters }, check, connectorStates, incidents] = await Promise.all([
+        sampleSeries(),
+        // Viewing is read-only: incidents are recorded by the maintainer's checks and by repairs.
+        reconcile(deps.pool, deps.redis, { settleMs: 1500, limit: 50, recordIncidents: false }),
+        connectors(),
+        driftIncidents(deps.redis, 30),
+      ]);
+      return {
+        at: Date.now(),
+        skus: check.skus,
+        series: [...series],
+        connectors: connectorStates,
+        deadLetters,
+        incidents,
+      };
+    },
+    series: () => [...series],
+    connectors,
+  };
+}
+
+export type Collector = ReturnType<typeof createCollector>;

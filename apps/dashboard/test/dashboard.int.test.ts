@@ -1,0 +1,109 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { reconcile, skuKeys } from "@flashgate/cache";
+import { createLogger } from "@flashgate/logger";
+import { repoRoot } from "@flashgate/stack";
+import { type AppProcess, createSale, eventually, freshIds, serveApp, stackEnv } from "@flashgate/testkit";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clients, expectConverged, startMaintainer } from "../../cache-maintainer/test/harness.ts";
+import { type ApiHarness, startApi } from "../../purchase-api/test/harness.ts";
+import { createApp } from "../src/app.ts";
+import { createCollector } from "../src/collector.ts";
+
+const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const artifacts = join(repoRoot, "test-artifacts");
+
+describe("dashboard in a real browser", () => {
+  const c = clients();
+  let maintainer: AppProcess;
+  let api: ApiHarness;
+  let dashboard: { url: string; close: () => Promise<void> };
+  let browser: Browser;
+  beforeAll(async () => {
+    maintainer = await startMaintainer({ DRIFT_INTERVAL_MS: "1000" });
+    api = await startApi();
+    const collector = createCollector({
+      pool: c.pool,
+      redis: c.redis,
+      connectUrl: stackEnv().KAFKA_CONNECT_URL,
+      maintainerUrl: maintainer.url,
+      apiUrl: api.url,
+    });
+    dashboard = await serveApp(
+      createApp({
+        collector,
+        redis: c.redis,
+        pool: c.pool,
+        logger: createLogger("dashboard-test", "silent"),
+        sampleIntervalMs: 500,
+      }),
+    );
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await dashboard?.close();
+    await api?.close();
+    await maintainer?.kill();
+    await c.close();
+  });
+
+  it("shows MySQL's numbers during a sale, flags injected drift and clears it after repair", async () => {
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 40 });
+    await expectConverged(c, sale.activityId, sale.skuId);
+    const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+    await page.goto(dashboard.url);
+
+    // A running sale: buyers arrive while the page is open.
+    for (let user = 1; user <= 25; user++) {
+      await api.purchase(9_000_000 + user, sale);
+      if (user % 5 === 0) await new Promise((r) => setTimeout(r, 200));
+    }
+    await expectConverged(c, sale.activityId, sale.skuId);
+    const row = page.locator(`tr[data-sku="${sale.activityId}:${sale.skuId}"]`);
+    await eventually(
+      async () => {
+        expect(await row.locator(".db-available").textContent()).toBe("15");
+        expect(await row.locator(".cache-available").textContent()).toBe("15");
+        expect(await row.locator(".verdict").textContent()).toBe("in-sync");
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+
+    await c.redis.hset(skuKeys(sale.activityId, sale.skuId).sku, "available", "777");
+    await eventually(async () => expect(await row.locator(".verdict").textContent()).toBe("drift"), {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+    });
+    mkdirSync(artifacts, { recursive: true });
+    await page.screenshot({ path: join(artifacts, "dashboard-drift.png"), fullPage: true });
+
+    const repaired = await reconcile(c.pool, c.redis, { activityId: sale.activityId, repair: true });
+    expect(repaired.repaired).toBe(1);
+    await eventually(async () => expect(await row.locator(".verdict").textContent()).toBe("in-sync"), {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+    });
+    await eventually(
+      async () =>
+        expect(await page.locator("#incidents").textContent()).toContain(
+          `repaired ${sale.activityId}/${sale.skuId}`,
+        ),
+      { timeoutMs: 10_000 },
+    );
+    await page.screenshot({ path: join(artifacts, "dashboard.png"), fullPage: true });
+  });
+});

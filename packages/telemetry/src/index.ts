@@ -1,0 +1,1 @@
+export { histogramBuckets, parsePrometheus, quantileBetween, type Sample, sumOf } from "./prometheus.ts";
