@@ -6,6 +6,7 @@ import { Consumer, type Message, stringDeserializers } from "@platformatic/kafka
 import type { Applier } from "./applier.ts";
 import type { DeadLetterSink } from "./dead-letters.ts";
 import type { MaintainerMetrics } from "./metrics.ts";
+import { ensureTopics } from "./topics.ts";
 
 export const consumerGroup = "flashgate-cache-maintainer";
 
@@ -30,6 +31,7 @@ type Record = Message<string, string, string, string>;
 export async function startConsumer(options: ConsumerOptions) {
   const { applier, deadLetters, metrics, logger } = options;
   const batchMax = options.batchMax ?? 2000;
+  await ensureTopics(options.brokers);
   const consumer = new Consumer({
     groupId: options.groupId ?? consumerGroup,
     clientId: `flashgate-cache-maintainer-${process.pid}`,

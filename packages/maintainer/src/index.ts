@@ -3,3 +3,4 @@ export { consumerGroup, type RunningConsumer, startConsumer } from "./consumer.t
 export { createDeadLetterSink, type DeadLetterSink } from "./dead-letters.ts";
 export { createMaintainerMetrics, type MaintainerMetrics } from "./metrics.ts";
 export { createRebuilder, type Rebuilder } from "./rebuild.ts";
+export { ensureTopics } from "./topics.ts";

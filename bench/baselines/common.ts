@@ -1,0 +1,25 @@
+import { createJwtVerifier } from "@flashgate/auth";
+import type { Context } from "hono";
+
+/** The same request contract and token check as flashgate, so the baselines differ only in design. */
+export function parsePurchase(c: Context, secret: string) {
+  const verify = createJwtVerifier(secret);
+  return async () => {
+    const auth = c.req.header("authorization") ?? "";
+    let userId: string;
+    try {
+      userId = verify(auth.slice(7)).sub;
+    } catch {
+      return { error: c.json({ code: "UNAUTHORIZED" }, 401) };
+    }
+    const requestId = c.req.header("idempotency-key") ?? "";
+    const body = (await c.req.json()) as { activityId: number; skuId: number };
+    return { userId, requestId, activityId: body.activityId, skuId: body.skuId };
+  };
+}
+
+export const env = (name: string) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is required`);
+  return value;
+};

@@ -1,0 +1,91 @@
+// Baseline "Redis-as-truth": a Lua DECR + buyers set decides; an asynchronous writer persists orders to
+// MySQL afterwards. Nothing carries database edits back to Redis (no CDC).
+import { readFileSync } from "node:fs";
+import { createPool } from "@flashgate/db";
+import { serve } from "@hono/node-server";
+import { Hono } from "hono";
+import { Redis } from "ioredis";
+import { env, parsePurchase } from "./common.ts";
+
+const pool = createPool(env("DATABASE_URL"), { connectionLimit: 4 });
+const redis = new Redis(env("REDIS_URL"));
+redis.defineCommand("buy", {
+  numberOfKeys: 3,
+  lua: readFileSync(new URL("./redis-truth.lua", import.meta.url), "utf8"),
+});
+const secret = env("AUTH_JWT_SECRET");
+const keys = (a: number, s: number) => [
+  `rt:{${a}:${s}}:stock`,
+  `rt:{${a}:${s}}:buyers`,
+  `rt:{${a}:${s}}:queue`,
+];
+let transactions = 0;
+
+const app = new Hono()
+  .post("/v1/purchases", async (c) => {
+    const p = await parsePurchase(c, secret)();
+    if ("error" in p) return p.error;
+    const order = JSON.stringify({
+      requestId: p.requestId,
+      userId: p.userId,
+      activityId: p.activityId,
+      skuId: p.skuId,
+    });
+    const outcome = await (redis as unknown as { buy: (...a: string[]) => Promise<string> }).buy(
+      ...keys(p.activityId, p.skuId),
+      p.userId,
+      order,
+    );
+    if (outcome === "OK") return c.json({ requestId: p.requestId, state: "PENDING" }, 201);
+    return c.json({ code: outcome }, 409);
+  })
+  // The sale starts by copying MySQL's stock into Redis once; from then on Redis is the truth.
+  .post("/admin/load/:a/:s", async (c) => {
+    const [a, s] = [Number(c.req.param("a")), Number(c.req.param("s"))];
+    const [rows] = await pool.query("SELECT available FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [
+      a,
+      s,
+    ]);
+    await redis.set(keys(a, s)[0], (rows as { available: number }[])[0].available);
+    watched.add(`${a}:${s}`);
+    return c.json({ ok: true });
+  })
+  .get("/stats", async (c) => c.json({ transactions }));
+
+// The asynchronous writer: drains each queue in batches, one transaction per batch.
+const watched = new Set<string>();
+async function writer() {
+  for (;;) {
+    let wrote = false;
+    for (const sku of watched) {
+      const [a, s] = sku.split(":").map(Number);
+      const batch = (await redis.lpop(keys(a, s)[2], 100)) ?? [];
+      if (!batch.length) continue;
+      wrote = true;
+      const connection = await pool.getConnection();
+      try {
+        await connection.query("START TRANSACTION");
+        for (const line of batch) {
+          const o = JSON.parse(line);
+          await connection.query(
+            `INSERT IGNORE INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+             SELECT ?, activity_id, sku_id, ?, 'PENDING', price_cents, currency, NOW(3), NOW(3) + INTERVAL 15 MINUTE FROM sale_stock WHERE activity_id = ? AND sku_id = ?`,
+            [o.requestId, o.userId, a, s],
+          );
+        }
+        await connection.query(
+          "UPDATE sale_stock SET available = GREATEST(0, available - ?) WHERE activity_id = ? AND sku_id = ?",
+          [batch.length, a, s],
+        );
+        await connection.query("COMMIT");
+        transactions += 1;
+      } finally {
+        connection.release();
+      }
+    }
+    if (!wrote) await new Promise((r) => setTimeout(r, 20));
+  }
+}
+void writer();
+
+serve({ fetch: app.fetch, port: Number(env("PORT")), hostname: "127.0.0.1" });

@@ -1,0 +1,184 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { repoRoot } from "@flashgate/stack";
+
+const dir = join(repoRoot, "bench", "results");
+
+// biome-ignore lint/suspicious/noExplicitAny: rows of our own result files, written a few lines away
+type ResultRow = Record<string, any>;
+
+export function writeResult(scenario: string, data: unknown): string {
+  mkdirSync(dir, { recursive: true });
+  const stamp = new Date().toISOString().replaceAll(":", "-").slice(0, 19);
+  const file = join(dir, `${stamp}-${scenario}.json`);
+  writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`);
+  return file;
+}
+
+/** The newest result file of each scenario. */
+function latest(): Record<string, { file: string; data: Record<string, unknown> }> {
+  const found: Record<string, { file: string; data: Record<string, unknown> }> = {};
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()) {
+    const scenario = file.slice(20, -5);
+    found[scenario] = { file, data: JSON.parse(readFileSync(join(dir, file), "utf8")) };
+  }
+  return found;
+}
+
+function barChart(
+  title: string,
+  bars: { label: string; value: number; color: string }[],
+  unit: string,
+): string {
+  const width = 560;
+  const rowHeight = 28;
+  const height = 40 + bars.length * rowHeight;
+  const max = Math.max(1, ...bars.map((b) => b.value));
+  const rows = bars
+    .map((bar, i) => {
+      const y = 30 + i * rowHeight;
+      const w = Math.max(2, (bar.value / max) * (width - 230));
+      return `<text x="10" y="${y + 17}" font-size="13">${bar.label}</text><rect x="150" y="${y + 4}" width="${w.toFixed(1)}" height="18" fill="${bar.color}"/><text x="${(155 + w).toFixed(1)}" y="${y + 17}" font-size="12">${bar.value.toLocaleString("en")} ${unit}</text>`;
+    })
+    .join("");
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif"><text x="10" y="18" font-size="14" font-weight="bold">${title}</text>${rows}</svg>\n`;
+}
+
+const colors: Record<string, string> = {
+  flashgate: "#2f81f7",
+  "redis-as-truth": "#d29922",
+  "mysql-only": "#8b949e",
+};
+
+/** Rewrites bench/RESULTS.md (and its SVG charts) from the newest result of each scenario. */
+export function writeResultsMarkdown(facts: Record<string, unknown>): void {
+  const results = latest();
+  const lines = [
+    "# Benchmark results",
+    "",
+    "Written by `npm run bench`; every system runs on the same machine in the same run, so compare ratios, not absolute numbers.",
+    "",
+  ];
+  lines.push(
+    "Machine: " +
+      Object.entries(facts)
+        .map(([k, v]) => `${k} ${v}`)
+        .join("; "),
+    "",
+  );
+
+  const storm = results.storm?.data as { profile: Record<string, number>; results: ResultRow[] } | undefined;
+  if (storm) {
+    lines.push(
+      `## Storm (${results.storm.file})`,
+      "",
+      `${storm.profile.units} units, ${storm.profile.requests} requests from ${storm.profile.users} users, ${storm.profile.connections} connections.`,
+      "",
+    );
+    lines.push(
+      "| system | req/s | units sold | DB tx / unit sold | p50 / p99 / p99.9 ms (201) | p50 / p99 / p99.9 ms (409 SOLD_OUT) | final drift | errors |",
+      "|---|---|---|---|---|---|---|---|",
+    );
+    for (const r of storm.results) {
+      const lat = (label: string) =>
+        r.latencyMs[label]
+          ? `${r.latencyMs[label].p50} / ${r.latencyMs[label].p99} / ${r.latencyMs[label].p999}`
+          : "–";
+      lines.push(
+        `| ${r.system} | ${r.requestsPerSecond} | ${r.unitsSold}${r.soldExactly ? "" : " ✗"} | ${r.transactionsPerUnitSold ?? "–"} | ${lat("201")} | ${lat("409 SOLD_OUT")} | ${r.finalDrift ?? "n/a"} | ${r.errors} |`,
+      );
+    }
+    const fg = storm.results.find((r) => r.system === "flashgate");
+    const my = storm.results.find((r) => r.system === "mysql-only");
+    if (fg && my)
+      lines.push(
+        "",
+        `flashgate / MySQL-only throughput: **${(fg.requestsPerSecond / my.requestsPerSecond).toFixed(1)}×**`,
+      );
+    writeFileSync(
+      join(repoRoot, "bench", "storm.svg"),
+      barChart(
+        "Storm throughput (req/s, higher is better)",
+        storm.results.map((r) => ({
+          label: r.system,
+          value: r.requestsPerSecond,
+          color: colors[r.system] ?? "#888",
+        })),
+        "req/s",
+      ),
+    );
+    lines.push("", "![storm throughput](storm.svg)", "");
+  }
+  const drift = results.drift?.data as { windowS: number; results: ResultRow[] } | undefined;
+  if (drift) {
+    lines.push(
+      `## Drift (${results.drift.file})`,
+      "",
+      `During a sale: raw-SQL restock of 100, 50 orders closed in SQL, a price edit; window ${drift.windowS} s.`,
+      "",
+    );
+    lines.push(
+      "| system | returned units sold after (ms) | units sold / target | drift after window (available, price) |",
+      "|---|---|---|---|",
+    );
+    for (const r of drift.results) {
+      const d = r.driftAfterWindow
+        ? `${r.driftAfterWindow.available}, ${r.driftAfterWindow.price ?? "n/a"}`
+        : "no cache";
+      lines.push(
+        `| ${r.system} | ${r.msUntilReturnedUnitsSold ?? "never (within window)"} | ${r.unitsSold} / ${r.target} | ${d} |`,
+      );
+    }
+    lines.push("");
+  }
+  const lag = results.lag?.data as
+    | { seconds: number; results: ResultRow[]; highestBoundedRate: number | null }
+    | undefined;
+  if (lag) {
+    lines.push(
+      `## CDC lag (${results.lag.file})`,
+      "",
+      `Commit (row DATETIME(3)) → Redis apply, ${lag.seconds} s per rate.`,
+      "",
+    );
+    lines.push(
+      "| target changes/s | achieved | lag p50 ms | lag p99 ms | bounded |",
+      "|---|---|---|---|---|",
+    );
+    for (const r of lag.results)
+      lines.push(
+        `| ${r.targetPerSecond} | ${r.achievedPerSecond} | ${r.lagP50Ms ?? "–"} | ${r.lagP99Ms ?? "–"} | ${r.bounded ? "yes" : "no"} |`,
+      );
+    lines.push("", `Highest rate with p99 < 1 s: **${lag.highestBoundedRate ?? "none"}** changes/s`);
+    writeFileSync(
+      join(repoRoot, "bench", "lag.svg"),
+      barChart(
+        "CDC lag p99 (ms) by write rate",
+        lag.results.map((r) => ({
+          label: `${r.targetPerSecond}/s`,
+          value: r.lagP99Ms ?? 0,
+          color: "#2f81f7",
+        })),
+        "ms",
+      ),
+    );
+    lines.push("", "![lag](lag.svg)", "");
+  }
+  const micro = results.micro?.data as
+    | { redis: Record<string, number>; http: Record<string, number> }
+    | undefined;
+  if (micro) {
+    lines.push(`## Micro ceilings (${results.micro.file})`, "");
+    lines.push("| what | ops/s | baseline | baseline ops/s | ratio | goal |", "|---|---|---|---|---|---|");
+    lines.push(
+      `| reserve.lua (EVALSHA, sold-out path) | ${micro.redis.reserveScriptPerSecond} | redis-benchmark PING | ${micro.redis.pingPerSecond} | ${micro.redis.ratio} | ≥ 0.85 |`,
+    );
+    lines.push(
+      `| sold-out rejections over HTTP | ${micro.http.soldOutRejectionsPerSecond} | bare node:http hello | ${micro.http.helloPerSecond} | ${micro.http.ratio} | ≥ 0.8 |`,
+      "",
+    );
+  }
+  writeFileSync(join(repoRoot, "bench", "RESULTS.md"), `${lines.join("\n")}\n`);
+}

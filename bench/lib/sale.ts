@@ -1,0 +1,48 @@
+import { signJwt } from "@flashgate/auth";
+import type { Pool, RowDataPacket } from "mysql2/promise";
+
+let next = Math.floor(Date.now() / 1000) * 100;
+export const newSale = () => {
+  next += 1;
+  return { activityId: next, skuId: 1 };
+};
+
+export async function createSale(pool: Pool, sale: { activityId: number; skuId: number }, units: number) {
+  await pool.query(
+    "INSERT INTO activity (id, name, starts_at, ends_at) VALUES (?, 'bench', NOW(3) - INTERVAL 1 MINUTE, NOW(3) + INTERVAL 1 HOUR)",
+    [sale.activityId],
+  );
+  await pool.query(
+    "INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES (?, ?, ?, 1000, 'EUR')",
+    [sale.activityId, sale.skuId, units],
+  );
+}
+
+export async function unitsSold(pool: Pool, sale: { activityId: number; skuId: number }) {
+  const [rows] = await pool.query<RowDataPacket[]>(
+    "SELECT COUNT(*) AS n FROM sale_order WHERE activity_id = ? AND sku_id = ? AND state IN ('PENDING', 'PAID')",
+    [sale.activityId, sale.skuId],
+  );
+  return Number(rows[0].n);
+}
+
+export async function databaseAvailable(pool: Pool, sale: { activityId: number; skuId: number }) {
+  const [rows] = await pool.query<RowDataPacket[]>(
+    "SELECT available FROM sale_stock WHERE activity_id = ? AND sku_id = ?",
+    [sale.activityId, sale.skuId],
+  );
+  return Number(rows[0].available);
+}
+
+/** Tokens are minted before the clock starts: the load generator should spend its time on requests. */
+export function mintTokens(secret: string, users: number, firstUser = 1): string[] {
+  const exp = Math.floor(Date.now() / 1000) + 3600;
+  return Array.from({ length: users }, (_, i) => signJwt(secret, { sub: String(firstUser + i), exp }));
+}
+
+export const purchaseRequest = (sale: { activityId: number; skuId: number }, token: string, key: string) => ({
+  method: "POST" as const,
+  path: "/v1/purchases",
+  headers: { authorization: `Bearer ${token}`, "idempotency-key": key, "content-type": "application/json" },
+  body: JSON.stringify(sale),
+});

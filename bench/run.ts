@@ -1,0 +1,84 @@
+// npm run bench [-- --quick] [-- --only storm,drift,lag,micro]
+import { withScripts } from "@flashgate/cache";
+import { createPool } from "@flashgate/db";
+import { down } from "@flashgate/stack";
+import { Redis } from "ioredis";
+import { machineFacts, startBenchStack } from "./lib/env.ts";
+import { writeResult, writeResultsMarkdown } from "./lib/report.ts";
+import {
+  type RunningSystem,
+  startFlashgate,
+  startHello,
+  startMysqlOnly,
+  startRedisTruth,
+} from "./lib/systems.ts";
+import { driftScenario } from "./scenarios/drift.ts";
+import { lagScenario } from "./scenarios/lag.ts";
+import { microScenario } from "./scenarios/micro.ts";
+import { storm } from "./scenarios/storm.ts";
+
+export interface Systems {
+  flashgate: RunningSystem & { maintainerUrl: string };
+  mysqlOnly: RunningSystem;
+  redisTruth: RunningSystem;
+  hello: RunningSystem;
+}
+
+const args = process.argv.slice(2);
+const quick = args.includes("--quick");
+const only =
+  args
+    .find((a) => a.startsWith("--only"))
+    ?.split("=")[1]
+    ?.split(",") ?? args[args.indexOf("--only") + 1]?.split(",");
+const wanted = (name: string) => !only || only.includes(name);
+
+const facts = machineFacts();
+process.stderr.write(`flashgate bench (${quick ? "quick" : "full"}) on ${JSON.stringify(facts)}\n`);
+const { ctx, env } = await startBenchStack();
+const pool = createPool(env.DATABASE_URL, { connectionLimit: 16 });
+const redis = withScripts(new Redis(env.REDIS_URL));
+const systems: Systems = {
+  flashgate: await startFlashgate(env),
+  mysqlOnly: await startMysqlOnly(env),
+  redisTruth: await startRedisTruth(env),
+  hello: await startHello(),
+};
+
+try {
+  if (wanted("storm")) {
+    const profile = quick
+      ? { units: 200, requests: 20_000, users: 5_000, connections: 100 }
+      : { units: 1000, requests: 100_000, users: 20_000, connections: 100 };
+    process.stderr.write(`▸ storm ${JSON.stringify(profile)}\n`);
+    process.stderr.write(
+      `  → ${writeResult("storm", { facts, ...(await storm(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,
+    );
+  }
+  if (wanted("drift")) {
+    process.stderr.write("▸ drift\n");
+    process.stderr.write(
+      `  → ${writeResult("drift", { facts, ...(await driftScenario(systems, pool, redis, env.AUTH_JWT_SECRET, quick ? 10 : 30)) })}\n`,
+    );
+  }
+  if (wanted("lag")) {
+    process.stderr.write("▸ CDC lag\n");
+    process.stderr.write(
+      `  → ${writeResult("lag", { facts, ...(await lagScenario(pool, systems.flashgate.maintainerUrl, [250, 500, 1000, 2000], quick ? 5 : 15)) })}\n`,
+    );
+  }
+  if (wanted("micro")) {
+    process.stderr.write("▸ micro ceilings\n");
+    process.stderr.write(
+      `  → ${writeResult("micro", { facts, ...(await microScenario(systems, pool, redis, env.REDIS_URL, env.AUTH_JWT_SECRET, quick ? 20_000 : 60_000)) })}\n`,
+    );
+  }
+  writeResultsMarkdown(facts);
+  process.stderr.write("bench/RESULTS.md updated\n");
+} finally {
+  for (const system of Object.values(systems)) await system.stop();
+  await pool.end();
+  redis.disconnect();
+  if (process.env.FLASHGATE_KEEP_BENCH_STACK !== "1") await down(ctx);
+}
+process.exit(0);

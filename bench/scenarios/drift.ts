@@ -1,0 +1,116 @@
+import { type FlashgateRedis, skuKeys } from "@flashgate/cache";
+import { eventually } from "@flashgate/testkit";
+import type { Pool, RowDataPacket } from "mysql2/promise";
+import { runLoad } from "../lib/load.ts";
+import {
+  createSale,
+  databaseAvailable,
+  mintTokens,
+  newSale,
+  purchaseRequest,
+  unitsSold,
+} from "../lib/sale.ts";
+import type { Systems } from "../run.ts";
+
+/**
+ * During a sale: a raw-SQL restock of 100 units, 50 orders closed in SQL (each returning its unit) and
+ * an admin price edit. How long until those 150 units sell again, and what drift is left after the window.
+ */
+export async function driftScenario(
+  systems: Systems,
+  pool: Pool,
+  redis: FlashgateRedis,
+  secret: string,
+  windowS: number,
+) {
+  const results = [];
+  for (const system of [systems.flashgate, systems.redisTruth, systems.mysqlOnly]) {
+    const sale = newSale();
+    await createSale(pool, sale, 200);
+    if (system === systems.flashgate)
+      await eventually(
+        async () => {
+          if (Number(await redis.hget(skuKeys(sale.activityId, sale.skuId).sku, "available")) !== 200)
+            throw new Error("not loaded");
+        },
+        { timeoutMs: 30_000 },
+      );
+    if (system === systems.redisTruth)
+      await fetch(`${system.url}/admin/load/${sale.activityId}/${sale.skuId}`, { method: "POST" });
+    const first = mintTokens(secret, 400, 20_000_000);
+    await runLoad(system.url, 400, 20, (i) => purchaseRequest(sale, first[i], `d1-${sale.activityId}-${i}`));
+    await new Promise((r) => setTimeout(r, 1500));
+
+    // The DBA and the back-office, straight into MySQL.
+    await pool.query(
+      "UPDATE sale_stock SET available = available + 100 WHERE activity_id = ? AND sku_id = ?",
+      [sale.activityId, sale.skuId],
+    );
+    const [toClose] = await pool.query<RowDataPacket[]>(
+      "SELECT request_id FROM sale_order WHERE activity_id = ? AND sku_id = ? AND state = 'PENDING' LIMIT 50",
+      [sale.activityId, sale.skuId],
+    );
+    for (const row of toClose) {
+      const connection = await pool.getConnection();
+      await connection.query("START TRANSACTION");
+      await connection.query(
+        "UPDATE sale_order SET state = 'CLOSED' WHERE request_id = ? AND state = 'PENDING'",
+        [row.request_id],
+      );
+      await connection.query(
+        "UPDATE sale_stock SET available = available + 1 WHERE activity_id = ? AND sku_id = ?",
+        [sale.activityId, sale.skuId],
+      );
+      await connection.query("COMMIT");
+      connection.release();
+    }
+    await pool.query("UPDATE sale_stock SET price_cents = 1100 WHERE activity_id = ? AND sku_id = ?", [
+      sale.activityId,
+      sale.skuId,
+    ]);
+    const target = 200 - 50 + 150;
+    const editedAt = Date.now();
+
+    // New buyers keep arriving; measure when the returned units have sold.
+    const buyers = mintTokens(secret, 20_000, 30_000_000);
+    let sellOutMs: number | null = null;
+    let round = 0;
+    while (Date.now() - editedAt < windowS * 1000) {
+      await runLoad(system.url, 200, 10, (i) =>
+        purchaseRequest(
+          sale,
+          buyers[(round * 200 + i) % buyers.length],
+          `d2-${sale.activityId}-${round}-${i}`,
+        ),
+      );
+      round += 1;
+      if ((await unitsSold(pool, sale)) >= target && sellOutMs === null) sellOutMs = Date.now() - editedAt;
+      if (sellOutMs !== null) break;
+    }
+    const remaining = windowS * 1000 - (Date.now() - editedAt);
+    if (remaining > 0) await new Promise((r) => setTimeout(r, remaining));
+
+    let drift: { available: number; price: number | null } | null = null;
+    const dbAvailable = await databaseAvailable(pool, sale);
+    if (system === systems.flashgate) {
+      const hash = await redis.hmget(skuKeys(sale.activityId, sale.skuId).sku, "available", "price_cents");
+      drift = { available: Math.abs(Number(hash[0]) - dbAvailable), price: Math.abs(Number(hash[1]) - 1100) };
+    } else if (system === systems.redisTruth) {
+      drift = {
+        available: Math.abs(
+          Number(await redis.get(`rt:{${sale.activityId}:${sale.skuId}}:stock`)) - dbAvailable,
+        ),
+        price: null,
+      };
+    }
+    results.push({
+      system: system.name,
+      returnedUnits: 150,
+      unitsSold: await unitsSold(pool, sale),
+      target,
+      msUntilReturnedUnitsSold: sellOutMs,
+      driftAfterWindow: drift,
+    });
+  }
+  return { windowS, results };
+}

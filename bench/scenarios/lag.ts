@@ -1,0 +1,76 @@
+import { histogramBuckets, parsePrometheus, quantileBetween, sumOf } from "@flashgate/telemetry";
+import type { Pool } from "mysql2/promise";
+import { createSale, newSale } from "../lib/sale.ts";
+
+const scrape = async (url: string) => parsePrometheus(await (await fetch(`${url}/metrics`)).text());
+
+/**
+ * Mixed single-row writes (stock moves on 20 SKUs, paced) at each rate; commit → Redis lag from the
+ * maintainer's histogram of row DATETIME(3) → apply, between scrapes. Bucket bounds limit precision
+ * (interpolated within 5/10/25/50/100/250/500/1000 ms buckets).
+ */
+export async function lagScenario(pool: Pool, maintainerUrl: string, rates: number[], seconds: number) {
+  const skus = Array.from({ length: 20 }, () => newSale());
+  for (const sku of skus) await createSale(pool, sku, 1_000_000);
+  await new Promise((r) => setTimeout(r, 2000));
+  const results = [];
+  for (const rate of rates) {
+    const before = await scrape(maintainerUrl);
+    const started = Date.now();
+    let sent = 0;
+    let inFlight = 0;
+    let dropped = 0;
+    while (Date.now() - started < seconds * 1000) {
+      const due = Math.floor(((Date.now() - started) / 1000) * rate);
+      while (sent < due) {
+        if (inFlight >= 64) {
+          dropped += due - sent;
+          sent = due;
+          break;
+        }
+        const sku = skus[sent % skus.length];
+        inFlight += 1;
+        sent += 1;
+        pool
+          .query("UPDATE sale_stock SET available = available + ? WHERE activity_id = ? AND sku_id = ?", [
+            sent % 2 ? 1 : -1,
+            sku.activityId,
+            sku.skuId,
+          ])
+          .finally(() => {
+            inFlight -= 1;
+          });
+      }
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    while (inFlight > 0) await new Promise((r) => setTimeout(r, 5));
+    const writeSeconds = (Date.now() - started) / 1000;
+    await new Promise((r) => setTimeout(r, 2000));
+    const after = await scrape(maintainerUrl);
+    const buckets = [
+      histogramBuckets(
+        before.filter((s) => s.labels.source === "row"),
+        "flashgate_cdc_lag_seconds",
+      ),
+      histogramBuckets(
+        after.filter((s) => s.labels.source === "row"),
+        "flashgate_cdc_lag_seconds",
+      ),
+    ];
+    const p50 = quantileBetween(buckets[0], buckets[1], 0.5);
+    const p99 = quantileBetween(buckets[0], buckets[1], 0.99);
+    const applied =
+      sumOf(after, "flashgate_cdc_events_total", { result: "applied" }) -
+      sumOf(before, "flashgate_cdc_events_total", { result: "applied" });
+    results.push({
+      targetPerSecond: rate,
+      achievedPerSecond: Math.round((sent - dropped) / writeSeconds),
+      appliedChanges: applied,
+      lagP50Ms: p50 === undefined ? null : Math.round(p50 * 1000),
+      lagP99Ms: p99 === undefined ? null : Math.round(p99 * 1000),
+      bounded: p99 !== undefined && p99 < 1 && dropped === 0,
+    });
+  }
+  const bounded = results.filter((r) => r.bounded).map((r) => r.targetPerSecond);
+  return { seconds, results, highestBoundedRate: bounded.length ? Math.max(...bounded) : null };
+}

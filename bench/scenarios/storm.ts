@@ -1,0 +1,93 @@
+import { compareSku, type FlashgateRedis } from "@flashgate/cache";
+import { parsePrometheus, sumOf } from "@flashgate/telemetry";
+import { eventually } from "@flashgate/testkit";
+import type { Pool } from "mysql2/promise";
+import { latencySummary, runLoad } from "../lib/load.ts";
+import {
+  createSale,
+  databaseAvailable,
+  mintTokens,
+  newSale,
+  purchaseRequest,
+  unitsSold,
+} from "../lib/sale.ts";
+import type { Systems } from "../run.ts";
+
+export interface StormProfile {
+  units: number;
+  requests: number;
+  users: number;
+  connections: number;
+}
+
+const apiTransactions = async (url: string) =>
+  sumOf(
+    parsePrometheus(await (await fetch(`${url}/metrics`)).text()),
+    "flashgate_purchase_transactions_total",
+  );
+const statsTransactions = async (url: string) =>
+  ((await (await fetch(`${url}/stats`)).json()) as { transactions: number }).transactions;
+
+/** 1,000 units, 100,000 requests from 20,000 users, as fast as the machine allows, for each design. */
+export async function storm(
+  systems: Systems,
+  pool: Pool,
+  redis: FlashgateRedis,
+  secret: string,
+  profile: StormProfile,
+) {
+  const tokens = mintTokens(secret, profile.users, 10_000_000);
+  const results = [];
+  for (const system of [systems.flashgate, systems.redisTruth, systems.mysqlOnly]) {
+    const sale = newSale();
+    await createSale(pool, sale, profile.units);
+    if (system === systems.flashgate)
+      await eventually(
+        async () => {
+          if (!(await compareSku(pool, redis, sale.activityId, sale.skuId)).equal)
+            throw new Error("not loaded");
+        },
+        { timeoutMs: 30_000 },
+      );
+    if (system === systems.redisTruth)
+      await fetch(`${system.url}/admin/load/${sale.activityId}/${sale.skuId}`, { method: "POST" });
+    const before =
+      system === systems.flashgate ? await apiTransactions(system.url) : await statsTransactions(system.url);
+    process.stderr.write(`  storm: ${system.name}, ${profile.requests} requests…\n`);
+    const load = await runLoad(system.url, profile.requests, profile.connections, (i) =>
+      purchaseRequest(sale, tokens[i % profile.users], `storm-${sale.activityId}-${i}`),
+    );
+    // Let asynchronous parts settle (the CDC apply, or the baseline's order writer) before judging.
+    await new Promise((r) => setTimeout(r, 3000));
+    const transactions =
+      (system === systems.flashgate
+        ? await apiTransactions(system.url)
+        : await statsTransactions(system.url)) - before;
+    const sold = await unitsSold(pool, sale);
+    let drift: number | null = null;
+    if (system === systems.flashgate) {
+      const comparison = await compareSku(pool, redis, sale.activityId, sale.skuId);
+      drift = comparison.equal
+        ? 0
+        : Math.abs((comparison.cache?.available ?? 0) - (comparison.database?.available ?? 0)) || 1;
+    } else if (system === systems.redisTruth) {
+      drift = Math.abs(
+        Number(await redis.get(`rt:{${sale.activityId}:${sale.skuId}}:stock`)) -
+          (await databaseAvailable(pool, sale)),
+      );
+    }
+    results.push({
+      system: system.name,
+      requests: load.requests,
+      requestsPerSecond: Math.round(load.perSecond),
+      errors: load.errors,
+      latencyMs: latencySummary(load.latencies),
+      unitsSold: sold,
+      soldExactly: sold === profile.units,
+      databaseTransactions: transactions,
+      transactionsPerUnitSold: sold ? Math.round((transactions / sold) * 1000) / 1000 : null,
+      finalDrift: drift,
+    });
+  }
+  return { profile, results };
+}
