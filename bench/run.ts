@@ -26,11 +26,15 @@ export interface Systems {
 
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");
+const onlyAt = args.findIndex((a) => a === "--only" || a.startsWith("--only="));
 const only =
-  args
-    .find((a) => a.startsWith("--only"))
-    ?.split("=")[1]
-    ?.split(",") ?? args[args.indexOf("--only") + 1]?.split(",");
+  onlyAt < 0
+    ? undefined
+    : (args[onlyAt].includes("=") ? args[onlyAt].split("=")[1] : args[onlyAt + 1])?.split(",");
+args
+  .find((a) => a.startsWith("--only"))
+  ?.split("=")[1]
+  ?.split(",") ?? args[args.indexOf("--only") + 1]?.split(",");
 const wanted = (name: string) => !only || only.includes(name);
 
 const facts = machineFacts();

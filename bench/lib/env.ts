@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { appEnv, consoleProgress, repoRoot, type StackContext, stackContext, up } from "@flashgate/stack";
@@ -23,13 +23,8 @@ export async function startBenchStack(): Promise<{ ctx: StackContext; env: Recor
 }
 
 const version = (command: string, args: string[]) => {
-  try {
-    return execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
-      .split("\n")[0]
-      .trim();
-  } catch (error) {
-    return String((error as { stderr?: string }).stderr ?? "").split("\n")[0] || "unknown";
-  }
+  const result = spawnSync(command, args, { encoding: "utf8" });
+  return `${result.stdout}${result.stderr}`.split("\n")[0].trim() || "unknown";
 };
 
 export function machineFacts() {

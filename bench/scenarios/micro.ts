@@ -69,7 +69,10 @@ export async function microScenario(
   ]);
 
   const tokens = mintTokens(secret, 50_000, 40_000_000);
-  const hello = await runLoad(systems.hello.url, requests, 100, () => ({ method: "GET", path: "/" }));
+  // The same request (headers and body) to both servers: hello simply ignores it.
+  const hello = await runLoad(systems.hello.url, requests, 100, (i) =>
+    purchaseRequest(sale, tokens[i % tokens.length], `hello-${i}`),
+  );
   const soldOut = await runLoad(systems.flashgate.url, requests, 100, (i) =>
     purchaseRequest(sale, tokens[i % tokens.length], `micro-${sale.activityId}-${i}`),
   );

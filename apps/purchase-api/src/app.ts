@@ -4,14 +4,13 @@ import type { FlashgateRedis } from "@flashgate/cache";
 import type { Logger } from "@flashgate/logger";
 import { createOverloadGuard, createPurchaseService } from "@flashgate/sale";
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { Pool } from "mysql2/promise";
 import { requireAdmin, requireUser } from "./auth.ts";
 import type { PurchaseApiConfig } from "./config.ts";
 import type { AppEnv } from "./env.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
-import { ApiError, problem } from "./problem.ts";
+import { ApiError, problemOf } from "./problem.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { paymentRoutes } from "./routes/payments.ts";
@@ -56,22 +55,15 @@ export function createApp(deps: AppDeps) {
     const given = c.req.header("x-request-id");
     const traceId = given && traceIdPattern.test(given) ? given : randomUUID();
     c.set("traceId", traceId);
+    // Set before the response exists: Hono then writes it once instead of copying the response.
+    c.header("x-request-id", traceId);
     const started = performance.now();
     await next();
-    c.header("x-request-id", traceId);
     metrics.requestDuration.observe(
       { route: c.req.routePath, status: c.res.status },
       (performance.now() - started) / 1000,
     );
   });
-  app.use(
-    bodyLimit({
-      maxSize: 16 * 1024,
-      onError: () => {
-        throw new ApiError("PAYLOAD_TOO_LARGE", "the body is larger than 16 KiB");
-      },
-    }),
-  );
 
   app.route("/", healthRoutes({ redis, pool, registry: metrics.registry }));
   app.use("/v1/purchases/*", requireUser(verifyUser));
@@ -82,9 +74,9 @@ export function createApp(deps: AppDeps) {
   app.use("/admin/v1/*", requireAdmin(verifyAdmin, verifyUser));
   app.route("/admin/v1", adminRoutes({ pool, redis }));
 
-  app.notFound((c) => problem(c, new ApiError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`)));
+  app.notFound((c) => problemOf(c, new ApiError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`)));
   app.onError((error, c) => {
-    if (error instanceof ApiError) return problem(c, error);
+    if (error instanceof ApiError) return problemOf(c, error);
     if (error instanceof HTTPException) {
       const code =
         error.status === 401
@@ -92,15 +84,15 @@ export function createApp(deps: AppDeps) {
           : error.status === 413
             ? "PAYLOAD_TOO_LARGE"
             : "INVALID_REQUEST";
-      return problem(c, new ApiError(code, error.message || "invalid request"));
+      return problemOf(c, new ApiError(code, error.message || "invalid request"));
     }
     const code = (error as { code?: string }).code ?? "";
     if (["ECONNREFUSED", "PROTOCOL_CONNECTION_LOST", "ETIMEDOUT", "ECONNRESET", "EPIPE"].includes(code)) {
-      return problem(c, new ApiError("UNAVAILABLE", "a dependency is unavailable", 2));
+      return problemOf(c, new ApiError("UNAVAILABLE", "a dependency is unavailable", 2));
     }
     // Never leak a stack, SQL or secret to the caller: the detail stays in the log, joined by trace id.
     logger.error({ err: error, traceId: c.get("traceId"), path: c.req.path }, "unhandled error");
-    return problem(c, new ApiError("INTERNAL", "internal error"));
+    return problemOf(c, new ApiError("INTERNAL", "internal error"));
   });
   return Object.assign(app, { purchases, metrics, guard });
 }

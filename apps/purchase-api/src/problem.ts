@@ -46,18 +46,22 @@ export class ApiError extends Error {
   }
 }
 
-export function problem(c: Context, error: ApiError): Response {
-  const status = errorStatus[error.code];
+/** An RFC 9457 problem response. Expected rejections build it directly: no exception, no stack capture. */
+export function problem(c: Context, code: ErrorCode, detail: string, retryAfterS?: number): Response {
+  const status = errorStatus[code];
   const headers: Record<string, string> = { "content-type": "application/problem+json" };
-  if (error.retryAfterS !== undefined || status === 429 || status === 503)
-    headers["retry-after"] = String(error.retryAfterS ?? 1);
+  if (retryAfterS !== undefined || status === 429 || status === 503)
+    headers["retry-after"] = String(retryAfterS ?? 1);
   const body = {
-    type: `https://flashgate.dev/problems/${error.code.toLowerCase().replaceAll("_", "-")}`,
-    title: titles[error.code],
+    type: `https://flashgate.dev/problems/${code.toLowerCase().replaceAll("_", "-")}`,
+    title: titles[code],
     status,
-    detail: error.message,
-    code: error.code === "PAYLOAD_TOO_LARGE" ? "INVALID_REQUEST" : error.code,
+    detail,
+    code: code === "PAYLOAD_TOO_LARGE" ? "INVALID_REQUEST" : code,
     traceId: c.get("traceId"),
   };
   return new Response(JSON.stringify(body), { status, headers });
 }
+
+export const problemOf = (c: Context, error: ApiError) =>
+  problem(c, error.code, error.message, error.retryAfterS);

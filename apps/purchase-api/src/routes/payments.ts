@@ -3,6 +3,7 @@ import { applyPayment } from "@flashgate/db";
 import { Hono } from "hono";
 import type { Pool } from "mysql2/promise";
 import { z } from "zod";
+import { rawBody } from "../body.ts";
 import type { AppEnv } from "../env.ts";
 import { ApiError } from "../problem.ts";
 
@@ -17,7 +18,7 @@ const paymentEvent = z.strictObject({
 /** The payment provider's callback: signed, de-duplicated by eventId, applied to MySQL only. */
 export function paymentRoutes(deps: { pool: Pool; secret: string }) {
   return new Hono<AppEnv>().post("/callback", async (c) => {
-    const raw = await c.req.text();
+    const raw = await rawBody(c);
     const failure = verifyPayloadSignature(deps.secret, c.req.header("flashgate-signature"), raw);
     if (failure) throw new ApiError("UNAUTHORIZED", `signature ${failure}`);
     let json: unknown;

@@ -1,38 +1,41 @@
 import { findOrder } from "@flashgate/db";
 import type { PurchaseResult, PurchaseService } from "@flashgate/sale";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { Pool } from "mysql2/promise";
 import { z } from "zod";
 import { jsonBody } from "../body.ts";
 import type { AppEnv } from "../env.ts";
 import type { Metrics } from "../metrics.ts";
 import { orderJson } from "../order-json.ts";
-import { ApiError } from "../problem.ts";
+import { ApiError, problem } from "../problem.ts";
 
 const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const purchaseBody = z.strictObject({ activityId: id, skuId: id });
 const idempotencyKey = /^[A-Za-z0-9_-]{8,64}$/;
 
-function toResponse(result: PurchaseResult): { status: 200 | 201; order: ReturnType<typeof orderJson> } {
+function toResponse(c: Context, result: PurchaseResult): Response {
   switch (result.kind) {
-    case "CREATED":
-      return { status: 201, order: orderJson(result.order) };
+    case "CREATED": {
+      const order = orderJson(result.order);
+      c.header("location", `/v1/purchases/${order.requestId}`);
+      return c.json(order, 201);
+    }
     case "REPLAYED":
-      return { status: 200, order: orderJson(result.order) };
+      return c.json(orderJson(result.order), 200);
     case "SOLD_OUT":
-      throw new ApiError("SOLD_OUT", "no units left");
+      return problem(c, "SOLD_OUT", "no units left");
     case "ALREADY_PURCHASED":
-      throw new ApiError("ALREADY_PURCHASED", result.detail);
+      return problem(c, "ALREADY_PURCHASED", result.detail);
     case "IDEMPOTENCY_KEY_REUSED":
-      throw new ApiError("IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used for another request");
+      return problem(c, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used for another request");
     case "ACTIVITY_NOT_OPEN":
-      throw new ApiError("ACTIVITY_NOT_OPEN", result.detail);
+      return problem(c, "ACTIVITY_NOT_OPEN", result.detail);
     case "NOT_FOUND":
-      throw new ApiError("NOT_FOUND", "no such activity or SKU");
+      return problem(c, "NOT_FOUND", "no such activity or SKU");
     case "RATE_LIMITED":
-      throw new ApiError("RATE_LIMITED", "too many requests for this SKU", result.retryAfterS);
+      return problem(c, "RATE_LIMITED", "too many requests for this SKU", result.retryAfterS);
     case "UNAVAILABLE":
-      throw new ApiError("UNAVAILABLE", result.detail, result.retryAfterS);
+      return problem(c, "UNAVAILABLE", result.detail, result.retryAfterS);
   }
 }
 
@@ -46,9 +49,7 @@ export function purchaseRoutes(deps: { purchases: PurchaseService; pool: Pool; m
       const { value } = await jsonBody(c, purchaseBody);
       const result = await deps.purchases.purchase({ requestId: key, userId: c.get("userId"), ...value });
       deps.metrics.admissions.inc({ outcome: result.kind });
-      const { status, order } = toResponse(result);
-      if (status === 201) c.header("location", `/v1/purchases/${order.requestId}`);
-      return c.json(order, status);
+      return toResponse(c, result);
     })
     .get("/:requestId", async (c) => {
       const requestId = c.req.param("requestId");
