@@ -68,7 +68,9 @@ export async function lagScenario(pool: Pool, maintainerUrl: string, rates: numb
       appliedChanges: applied,
       lagP50Ms: p50 === undefined ? null : Math.round(p50 * 1000),
       lagP99Ms: p99 === undefined ? null : Math.round(p99 * 1000),
-      bounded: p99 !== undefined && p99 < 1 && dropped === 0,
+      droppedByGenerator: dropped,
+      // Bounded: the maintainer applied what was written, with p99 under a second.
+      bounded: p99 !== undefined && p99 < 1 && applied >= 0.99 * (sent - dropped),
     });
   }
   const bounded = results.filter((r) => r.bounded).map((r) => r.targetPerSecond);

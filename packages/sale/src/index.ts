@@ -1,4 +1,3 @@
-export { createExpiringFlags } from "./expiring-flags.ts";
 export { createOverloadGuard, OverloadedError, type OverloadGuard } from "./overload-guard.ts";
 export {
   createPurchaseService,
@@ -9,3 +8,4 @@ export {
   type TransactionOutcome,
 } from "./purchase.ts";
 export { createSkuExistence } from "./sku-exists.ts";
+export { createSoldOutShortcut } from "./sold-out-shortcut.ts";

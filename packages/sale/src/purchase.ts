@@ -5,12 +5,13 @@ import {
   rebuildQueueKey,
   releaseReservation,
   reserveUnit,
+  skuKeys,
 } from "@flashgate/cache";
 import { findOrder, type Order, OutcomeUnknownError, type PurchaseDecision, placeOrder } from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
-import { createExpiringFlags } from "./expiring-flags.ts";
 import { OverloadedError, type OverloadGuard } from "./overload-guard.ts";
 import { createSkuExistence } from "./sku-exists.ts";
+import { createSoldOutShortcut } from "./sold-out-shortcut.ts";
 
 export interface PurchaseRequest {
   requestId: string;
@@ -52,7 +53,9 @@ const noObserver: PurchaseObserver = { transaction: () => {}, reservations: () =
 export function createPurchaseService(options: PurchaseServiceOptions) {
   const { redis, pool, guard, limits } = options;
   const observer = options.observer ?? noObserver;
-  const soldOut = createExpiringFlags(options.soldOutCacheMs);
+  const soldOut = createSoldOutShortcut(options.soldOutCacheMs, (activityId, skuId) =>
+    redis.smembers(skuKeys(activityId, skuId).buyers),
+  );
   const skuExists = createSkuExistence(pool);
 
   async function fastPath(request: PurchaseRequest): Promise<ReserveOutcome | "REDIS_DOWN"> {
@@ -144,8 +147,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
 
   return {
     async purchase(request: PurchaseRequest): Promise<PurchaseResult> {
-      const skuKey = `${request.activityId}:${request.skuId}`;
-      if (soldOut.has(skuKey)) return { kind: "SOLD_OUT" };
+      if (soldOut.rejects(request.activityId, request.skuId, request.userId)) return { kind: "SOLD_OUT" };
       const fast = await fastPath(request);
       if (fast === "REDIS_DOWN")
         return { kind: "UNAVAILABLE", detail: "the cache is unavailable", retryAfterS: 1 };
@@ -158,7 +160,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
           if (fast.requestId === request.requestId) return decide(request, "inherited");
           return { kind: "ALREADY_PURCHASED", detail: "another purchase of this user is in progress" };
         case "SOLD_OUT":
-          if (fast.appliedAvailable === 0) soldOut.set(skuKey);
+          if (fast.appliedAvailable <= 0) soldOut.soldOut(request.activityId, request.skuId);
           return { kind: "SOLD_OUT" };
         case "ALREADY":
           return replayOrRefuse(request);

@@ -11,14 +11,6 @@ if not sku[1] then
   return { 'NOT_LOADED', 0 }
 end
 
-local count = redis.call('INCR', KEYS[5])
-if count == 1 then
-  redis.call('PEXPIRE', KEYS[5], ARGV[6])
-end
-if count > tonumber(ARGV[5]) then
-  return { 'RATE_LIMITED', redis.call('PTTL', KEYS[5]) }
-end
-
 if now < tonumber(sku[2]) then
   return { 'NOT_STARTED', 0 }
 end
@@ -28,6 +20,21 @@ end
 
 if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
   return { 'ALREADY', 0 }
+end
+
+-- Nothing left as applied from the binlog: a sold-out answer costs no database work, so it skips the
+-- rate limit too. This is the hot path of a storm once the units are gone.
+local available = tonumber(sku[1])
+if available <= 0 then
+  return { 'SOLD_OUT', available }
+end
+
+local count = redis.call('INCR', KEYS[5])
+if count == 1 then
+  redis.call('PEXPIRE', KEYS[5], ARGV[6])
+end
+if count > tonumber(ARGV[5]) then
+  return { 'RATE_LIMITED', redis.call('PTTL', KEYS[5]) }
 end
 
 local held = redis.call('ZSCORE', KEYS[3], ARGV[1])
@@ -41,7 +48,6 @@ if #expired > 0 then
   redis.call('ZREM', KEYS[3], unpack(expired))
   redis.call('HDEL', KEYS[4], unpack(expired))
 end
-local available = tonumber(sku[1])
 local effective = available - redis.call('ZCARD', KEYS[3])
 if effective <= 0 then
   return { 'SOLD_OUT', available }
