@@ -144,12 +144,12 @@ export function writeResultsMarkdown(facts: Record<string, unknown>): void {
       "",
     );
     lines.push(
-      "| target changes/s | achieved | lag p50 ms | lag p99 ms | bounded |",
-      "|---|---|---|---|---|",
+      "| target changes/s | achieved | applied | lag p50 ms | lag p99 ms | bounded |",
+      "|---|---|---|---|---|---|",
     );
     for (const r of lag.results)
       lines.push(
-        `| ${r.targetPerSecond} | ${r.achievedPerSecond} | ${r.lagP50Ms ?? "–"} | ${r.lagP99Ms ?? "–"} | ${r.bounded ? "yes" : "no"} |`,
+        `| ${r.targetPerSecond} | ${r.achievedPerSecond} | ${r.appliedChanges} | ${r.lagP50Ms ?? "–"} | ${r.lagP99Ms ?? "–"} | ${r.bounded ? "yes" : "no"} |`,
       );
     lines.push("", `Highest rate with p99 < 1 s: **${lag.highestBoundedRate ?? "none"}** changes/s`);
     writeFileSync(
