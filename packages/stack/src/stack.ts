@@ -1,4 +1,5 @@
-import { rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { parseConfig, type StackConfig, stackConfigSchema } from "@flashgate/config";
 import { connectClient, isRunning, readConnectorFile } from "@flashgate/connect";
 import { migrate } from "@flashgate/db";
@@ -131,8 +132,12 @@ export async function down(
     }
   }
   if (options.purge) {
-    rmSync(ctx.paths.home, { recursive: true, force: true });
-    ctx.progress.info(`removed ${ctx.paths.home}`);
+    // State goes; the jar cache (fetched once per machine) stays.
+    for (const entry of existsSync(ctx.paths.home) ? readdirSync(ctx.paths.home) : []) {
+      const full = join(ctx.paths.home, entry);
+      if (full !== ctx.paths.jars) rmSync(full, { recursive: true, force: true });
+    }
+    ctx.progress.info(`removed the local state under ${ctx.paths.home} (kept the jar cache)`);
   }
   return stopped;
 }
