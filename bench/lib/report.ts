@@ -43,7 +43,7 @@ function barChart(
       return `<text x="10" y="${y + 17}" font-size="13">${bar.label}</text><rect x="150" y="${y + 4}" width="${w.toFixed(1)}" height="18" fill="${bar.color}"/><text x="${(155 + w).toFixed(1)}" y="${y + 17}" font-size="12">${bar.value.toLocaleString("en")} ${unit}</text>`;
     })
     .join("");
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif"><text x="10" y="18" font-size="14" font-weight="bold">${title}</text>${rows}</svg>\n`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif"><title>${title}</title><text x="10" y="18" font-size="14" font-weight="bold">${title}</text>${rows}</svg>\n`;
 }
 
 const colors: Record<string, string> = {

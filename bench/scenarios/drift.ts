@@ -1,16 +1,9 @@
 import { type FlashgateRedis, skuKeys } from "@flashgate/cache";
-import { eventually } from "@flashgate/testkit";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { runLoad } from "../lib/load.ts";
-import {
-  createSale,
-  databaseAvailable,
-  mintTokens,
-  newSale,
-  purchaseRequest,
-  unitsSold,
-} from "../lib/sale.ts";
+import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import type { Systems } from "../run.ts";
+import { openSale } from "./open-sale.ts";
 
 /**
  * During a sale: a raw-SQL restock of 100 units, 50 orders closed in SQL (each returning its unit) and
@@ -25,18 +18,7 @@ export async function driftScenario(
 ) {
   const results = [];
   for (const system of [systems.flashgate, systems.redisTruth, systems.mysqlOnly]) {
-    const sale = newSale();
-    await createSale(pool, sale, 200);
-    if (system === systems.flashgate)
-      await eventually(
-        async () => {
-          if (Number(await redis.hget(skuKeys(sale.activityId, sale.skuId).sku, "available")) !== 200)
-            throw new Error("not loaded");
-        },
-        { timeoutMs: 30_000 },
-      );
-    if (system === systems.redisTruth)
-      await fetch(`${system.url}/admin/load/${sale.activityId}/${sale.skuId}`, { method: "POST" });
+    const sale = await openSale(systems, system, pool, redis, 200);
     const first = mintTokens(secret, 400, 20_000_000);
     await runLoad(system.url, 400, 20, (i) => purchaseRequest(sale, first[i], `d1-${sale.activityId}-${i}`));
     await new Promise((r) => setTimeout(r, 1500));

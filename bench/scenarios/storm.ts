@@ -1,17 +1,10 @@
 import { compareSku, type FlashgateRedis } from "@flashgate/cache";
 import { parsePrometheus, sumOf } from "@flashgate/telemetry";
-import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { latencySummary, runLoad } from "../lib/load.ts";
-import {
-  createSale,
-  databaseAvailable,
-  mintTokens,
-  newSale,
-  purchaseRequest,
-  unitsSold,
-} from "../lib/sale.ts";
+import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import type { Systems } from "../run.ts";
+import { openSale } from "./open-sale.ts";
 
 export interface StormProfile {
   units: number;
@@ -39,18 +32,7 @@ export async function storm(
   const tokens = mintTokens(secret, profile.users, 10_000_000);
   const results = [];
   for (const system of [systems.flashgate, systems.redisTruth, systems.mysqlOnly]) {
-    const sale = newSale();
-    await createSale(pool, sale, profile.units);
-    if (system === systems.flashgate)
-      await eventually(
-        async () => {
-          if (!(await compareSku(pool, redis, sale.activityId, sale.skuId)).equal)
-            throw new Error("not loaded");
-        },
-        { timeoutMs: 30_000 },
-      );
-    if (system === systems.redisTruth)
-      await fetch(`${system.url}/admin/load/${sale.activityId}/${sale.skuId}`, { method: "POST" });
+    const sale = await openSale(systems, system, pool, redis, profile.units);
     const before =
       system === systems.flashgate ? await apiTransactions(system.url) : await statsTransactions(system.url);
     process.stderr.write(`  storm: ${system.name}, ${profile.requests} requests…\n`);

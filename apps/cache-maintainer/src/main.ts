@@ -12,6 +12,7 @@ import { serve } from "@hono/node-server";
 import { Redis } from "ioredis";
 import { createApp } from "./app.ts";
 import { loadConfig } from "./config.ts";
+import { every } from "./every.ts";
 
 const config = loadConfig(process.env);
 const logger = createLogger("cache-maintainer", config.LOG_LEVEL);
@@ -23,65 +24,49 @@ const brokers = config.KAFKA_BROKERS.split(",");
 
 const rebuilder = createRebuilder({ redis, pool, metrics, logger });
 await rebuilder.check();
-const watchdog = setInterval(() => {
-  rebuilder.check().catch((error) => logger.warn({ err: error.message }, "rebuild check failed"));
-}, config.WATCHDOG_INTERVAL_MS);
+const stopWatchdog = every(config.WATCHDOG_INTERVAL_MS, "rebuild check", () => rebuilder.check(), logger);
 
 // Order expiry writes MySQL only (PENDING → CLOSED + the unit back); the cache learns of it through CDC.
-let expiring = false;
-const expiry =
-  config.EXPIRY_INTERVAL_MS > 0
-    ? setInterval(async () => {
-        if (expiring) return;
-        expiring = true;
-        try {
-          const closed = await closeExpiredOrders(pool, config.EXPIRY_BATCH);
-          if (closed) logger.info({ closed }, "expired orders closed");
-        } catch (error) {
-          logger.warn({ err: (error as Error).message }, "order expiry failed");
-        } finally {
-          expiring = false;
-        }
-      }, config.EXPIRY_INTERVAL_MS)
-    : undefined;
+const stopExpiry = every(
+  config.EXPIRY_INTERVAL_MS,
+  "order expiry",
+  async () => {
+    const closed = await closeExpiredOrders(pool, config.EXPIRY_BATCH);
+    if (closed) logger.info({ closed }, "expired orders closed");
+  },
+  logger,
+);
 
 // The lag probe: a DATETIME(3) row bumped every second travels the whole pipeline (binlog → Debezium →
 // Kafka → here), measuring commit-to-apply lag in milliseconds even when no one is buying. Debezium's own
 // heartbeats only fire while the binlog moves, so this also keeps the drift watermark advancing.
-const heartbeat =
-  config.HEARTBEAT_INTERVAL_MS > 0
-    ? setInterval(() => {
-        pool
-          .query(
-            "INSERT INTO cdc_heartbeat (id, beat_at) VALUES (1, NOW(3)) ON DUPLICATE KEY UPDATE beat_at = NOW(3)",
-          )
-          .catch((error) => logger.debug({ err: error.message }, "heartbeat probe failed"));
-      }, config.HEARTBEAT_INTERVAL_MS)
-    : undefined;
+const stopHeartbeat = every(
+  config.HEARTBEAT_INTERVAL_MS,
+  "heartbeat probe",
+  () =>
+    pool.query(
+      "INSERT INTO cdc_heartbeat (id, beat_at) VALUES (1, NOW(3)) ON DUPLICATE KEY UPDATE beat_at = NOW(3)",
+    ),
+  logger,
+);
 
-let reconciling = false;
-const driftCheck =
-  config.DRIFT_INTERVAL_MS > 0
-    ? setInterval(async () => {
-        if (reconciling) return;
-        reconciling = true;
-        try {
-          const check = await reconcile(pool, redis, { repair: config.DRIFT_AUTO_REPAIR });
-          metrics.driftedSkus.set(check.drifted.length - check.repaired);
-          metrics.driftLastCheck.set(check.checkedAt / 1000);
-          metrics.driftRepairs.inc(check.repaired);
-          for (const sku of check.drifted)
-            logger.warn(
-              { activityId: sku.activityId, skuId: sku.skuId, database: sku.database, cache: sku.cache },
-              "drift detected",
-            );
-        } catch (error) {
-          logger.warn({ err: (error as Error).message }, "drift check failed");
-        } finally {
-          reconciling = false;
-        }
-      }, config.DRIFT_INTERVAL_MS)
-    : undefined;
+const stopDriftCheck = every(
+  config.DRIFT_INTERVAL_MS,
+  "drift check",
+  async () => {
+    const check = await reconcile(pool, redis, { repair: config.DRIFT_AUTO_REPAIR });
+    metrics.driftedSkus.set(check.drifted.length - check.repaired);
+    metrics.driftLastCheck.set(check.checkedAt / 1000);
+    metrics.driftRepairs.inc(check.repaired);
+    for (const sku of check.drifted) {
+      logger.warn(
+        { activityId: sku.activityId, skuId: sku.skuId, database: sku.database, cache: sku.cache },
+        "drift detected",
+      );
+    }
+  },
+  logger,
+);
 
 const deadLetters = createDeadLetterSink(brokers);
 const consumer = await startConsumer({
@@ -108,10 +93,7 @@ const shutdown = async () => {
   if (stopping) return;
   stopping = true;
   logger.info("stopping: finishing the batch in hand, committing, leaving the group");
-  clearInterval(watchdog);
-  clearInterval(expiry);
-  clearInterval(heartbeat);
-  clearInterval(driftCheck);
+  for (const stop of [stopWatchdog, stopExpiry, stopHeartbeat, stopDriftCheck]) stop();
   setTimeout(() => process.exit(1), 15_000).unref();
   await consumer.stop();
   await deadLetters.close().catch(() => {});

@@ -28,12 +28,8 @@ export async function rawBody(c: Context): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** Parses a JSON body against a schema; every failure names what is wrong. */
-export async function jsonBody<S extends z.ZodType>(
-  c: Context,
-  schema: S,
-): Promise<{ value: z.infer<S>; raw: string }> {
-  const raw = await rawBody(c);
+/** Parses JSON text against a schema; every failure names what is wrong. */
+export function parseJson<S extends z.ZodType>(raw: string, schema: S): z.infer<S> {
   let json: unknown;
   try {
     json = JSON.parse(raw);
@@ -45,7 +41,11 @@ export async function jsonBody<S extends z.ZodType>(
     const issue = parsed.error.issues[0];
     throw new ApiError("INVALID_REQUEST", `${issue?.path.join(".") || "body"}: ${issue?.message}`);
   }
-  return { value: parsed.data, raw };
+  return parsed.data;
+}
+
+export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<{ value: z.infer<S> }> {
+  return { value: parseJson(await rawBody(c), schema) };
 }
 
 export function pathId(c: Context, name: string): number {

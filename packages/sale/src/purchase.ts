@@ -7,18 +7,20 @@ import {
   reserveUnit,
   skuKeys,
 } from "@flashgate/cache";
-import { findOrder, type Order, OutcomeUnknownError, type PurchaseDecision, placeOrder } from "@flashgate/db";
+import {
+  findOrder,
+  type Order,
+  OutcomeUnknownError,
+  type PurchaseDecision,
+  type PurchaseInput,
+  placeOrder,
+} from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
 import { OverloadedError, type OverloadGuard } from "./overload-guard.ts";
 import { createSkuExistence } from "./sku-exists.ts";
 import { createSoldOutShortcut } from "./sold-out-shortcut.ts";
 
-export interface PurchaseRequest {
-  requestId: string;
-  activityId: number;
-  skuId: number;
-  userId: string;
-}
+export type PurchaseRequest = PurchaseInput;
 
 export type PurchaseResult =
   | { kind: "CREATED"; order: Order }

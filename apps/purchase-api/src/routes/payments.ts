@@ -3,7 +3,7 @@ import { applyPayment } from "@flashgate/db";
 import { Hono } from "hono";
 import type { Pool } from "mysql2/promise";
 import { z } from "zod";
-import { rawBody } from "../body.ts";
+import { parseJson, rawBody } from "../body.ts";
 import type { AppEnv } from "../env.ts";
 import { ApiError } from "../problem.ts";
 
@@ -21,26 +21,16 @@ export function paymentRoutes(deps: { pool: Pool; secret: string }) {
     const raw = await rawBody(c);
     const failure = verifyPayloadSignature(deps.secret, c.req.header("flashgate-signature"), raw);
     if (failure) throw new ApiError("UNAUTHORIZED", `signature ${failure}`);
-    let json: unknown;
-    try {
-      json = JSON.parse(raw);
-    } catch {
-      throw new ApiError("INVALID_REQUEST", "the body is not valid JSON");
-    }
-    const parsed = paymentEvent.safeParse(json);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new ApiError("INVALID_REQUEST", `${issue?.path.join(".") || "body"}: ${issue?.message}`);
-    }
-    const result = await applyPayment(deps.pool, parsed.data);
+    const event = parseJson(raw, paymentEvent);
+    const result = await applyPayment(deps.pool, event);
     switch (result.kind) {
       case "unknown_order":
         throw new ApiError("NOT_FOUND", "no such order");
       case "duplicate":
-        return c.json({ eventId: parsed.data.eventId, status: "already_processed", outcome: result.outcome });
+        return c.json({ eventId: event.eventId, status: "already_processed", outcome: result.outcome });
       case "processed":
         return c.json({
-          eventId: parsed.data.eventId,
+          eventId: event.eventId,
           status: "processed",
           outcome: result.outcome,
           orderState: result.order.state,

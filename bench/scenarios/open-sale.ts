@@ -1,0 +1,29 @@
+import { compareSku, type FlashgateRedis } from "@flashgate/cache";
+import { eventually } from "@flashgate/testkit";
+import type { Pool } from "mysql2/promise";
+import { createSale, newSale } from "../lib/sale.ts";
+import type { Systems } from "../run.ts";
+
+/** A fresh sale in MySQL, made ready the way each design does it: CDC for flashgate, a copy for Redis-as-truth. */
+export async function openSale(
+  systems: Systems,
+  system: { url: string },
+  pool: Pool,
+  redis: FlashgateRedis,
+  units: number,
+) {
+  const sale = newSale();
+  await createSale(pool, sale, units);
+  if (system === systems.flashgate) {
+    await eventually(
+      async () => {
+        if (!(await compareSku(pool, redis, sale.activityId, sale.skuId)).equal)
+          throw new Error("not loaded yet");
+      },
+      { timeoutMs: 30_000 },
+    );
+  }
+  if (system === systems.redisTruth)
+    await fetch(`${system.url}/admin/load/${sale.activityId}/${sale.skuId}`, { method: "POST" });
+  return sale;
+}
