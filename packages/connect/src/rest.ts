@@ -163,18 +163,25 @@ export function connectClient(baseUrl: string) {
       ),
     remove: async (name: string) => void expectOk(await call("DELETE", named(name)), name),
     offsets: async (name: string) => expectOk(await call("GET", `${named(name)}/offsets`), name),
+    /** Polls until `predicate` holds. A FAILED task ends the wait, except during `failedGraceMs` (a restart just asked for). */
     async waitUntil(
       name: string,
       predicate: (status: ConnectorStatus | undefined) => boolean,
-      options: { timeoutMs?: number; onWait?: (status: ConnectorStatus | undefined) => void } = {},
+      options: {
+        timeoutMs?: number;
+        failedGraceMs?: number;
+        onWait?: (status: ConnectorStatus | undefined) => void;
+      } = {},
     ) {
-      const deadline = Date.now() + (options.timeoutMs ?? 120_000);
+      const started = Date.now();
+      const deadline = started + (options.timeoutMs ?? 120_000);
       for (;;) {
         const status = await this.statusIfExists(name);
         if (predicate(status)) return status;
         const failed = status?.tasks.find((task) => task.state === "FAILED");
-        if (failed)
+        if (failed && Date.now() > started + (options.failedGraceMs ?? 0)) {
           throw new ConnectError("refused", `task ${failed.id} FAILED: ${firstLines(failed.trace)}`);
+        }
         if (Date.now() > deadline)
           throw new ConnectError("refused", `timed out waiting for ${name}; last state ${describe(status)}`);
         options.onWait?.(status);

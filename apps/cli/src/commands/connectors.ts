@@ -157,7 +157,8 @@ export function registerConnectorCommands(program: Command) {
     .action(async (name: string, options: { failedOnly?: boolean }) => {
       const c = client(common());
       await c.restart(name, Boolean(options.failedOnly));
-      const status = await c.waitUntil(name, isRunning);
+      // Connect may still report the old FAILED state for a moment after accepting the restart.
+      const status = await c.waitUntil(name, isRunning, { failedGraceMs: 15_000 });
       out(common(), `✓ restarted ${name}: ${describe(status)}`, status);
     });
 
