@@ -34,7 +34,16 @@ export function registerStackCommands(program: Command) {
         ctx.progress.info(`  ${name.padEnd(17)} ${url}`);
       if (options.detach) return;
       ctx.progress.info("\nCtrl-C stops everything this run started.");
-      await new Promise(() => {});
+      // Stay in the foreground (a pending promise alone would let Node exit) and say when something dies.
+      const reported = new Set<string>();
+      setInterval(async () => {
+        for (const component of await status(ctx)) {
+          if (started.includes(component.name) && !component.running && !reported.has(component.name)) {
+            reported.add(component.name);
+            ctx.progress.info(`! ${component.name} stopped — see ${ctx.paths.logs}/${component.name}.log`);
+          }
+        }
+      }, 5000);
     });
 
   program
