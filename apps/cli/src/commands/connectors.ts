@@ -75,44 +75,38 @@ export function registerConnectorCommands(program: Command) {
     );
   });
 
+  /** Placeholders set, then Connect's own validation; prints each refused property. Undefined when invalid. */
+  async function validated(name: string | undefined, verb: "valid" | "applied") {
+    const connector = fileFor(name);
+    const missing = missingEnvPlaceholders(connector.config, placeholderEnv());
+    if (missing.length)
+      throw new ConnectError("invalid_config", `unset \${env:…} placeholders: ${missing.join(", ")}`);
+    const c = client(common());
+    const issues = await c.validate(connector);
+    if (!issues.length) return { connector, c };
+    out(common(), issues.map((i) => `✗ ${i.name}: ${i.errors.join("; ")}`).join("\n"), {
+      [verb]: false,
+      issues,
+    });
+    process.exitCode = 5;
+    return undefined;
+  }
+
   connectors
     .command("validate [name]")
     .description("check placeholders and let Connect validate connectors/NAME.json")
     .action(async (name?: string) => {
-      const connector = fileFor(name);
-      const missing = missingEnvPlaceholders(connector.config, placeholderEnv());
-      if (missing.length)
-        throw new ConnectError("invalid_config", `unset \${env:…} placeholders: ${missing.join(", ")}`);
-      const issues = await client(common()).validate(connector);
-      if (issues.length) {
-        out(common(), issues.map((i) => `✗ ${i.name}: ${i.errors.join("; ")}`).join("\n"), {
-          valid: false,
-          issues,
-        });
-        process.exitCode = 5;
-        return;
-      }
-      out(common(), `✓ ${connector.name} is valid`, { valid: true, issues: [] });
+      const ok = await validated(name, "valid");
+      if (ok) out(common(), `✓ ${ok.connector.name} is valid`, { valid: true, issues: [] });
     });
 
   connectors
     .command("apply [name]")
     .description("validate, then create or update connectors/NAME.json and wait until RUNNING")
     .action(async (name?: string) => {
-      const connector = fileFor(name);
-      const missing = missingEnvPlaceholders(connector.config, placeholderEnv());
-      if (missing.length)
-        throw new ConnectError("invalid_config", `unset \${env:…} placeholders: ${missing.join(", ")}`);
-      const c = client(common());
-      const issues = await c.validate(connector);
-      if (issues.length) {
-        out(common(), issues.map((i) => `✗ ${i.name}: ${i.errors.join("; ")}`).join("\n"), {
-          applied: false,
-          issues,
-        });
-        process.exitCode = 5;
-        return;
-      }
+      const ok = await validated(name, "applied");
+      if (!ok) return;
+      const { connector, c } = ok;
       const { changed } = await c.put(connector);
       const started = Date.now();
       const status = await c.waitUntil(connector.name, isRunning, {

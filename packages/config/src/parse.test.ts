@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "./parse.ts";
+import { stackConfigSchema } from "./stack.ts";
+
+describe("parseConfig", () => {
+  it("applies defaults and coerces numbers", () => {
+    const config = parseConfig(stackConfigSchema, { FLASHGATE_REDIS_PORT: "7000" });
+    expect(config.FLASHGATE_REDIS_PORT).toBe(7000);
+    expect(config.FLASHGATE_MARIADB_PORT).toBe(3307);
+  });
+
+  it("names the variable of a bad value", () => {
+    expect(() => parseConfig(stackConfigSchema, { FLASHGATE_KAFKA_PORT: "ninety" })).toThrow(ConfigError);
+    expect(() => parseConfig(stackConfigSchema, { FLASHGATE_KAFKA_PORT: "70000" })).toThrow(
+      /FLASHGATE_KAFKA_PORT/,
+    );
+    expect(() => parseConfig(stackConfigSchema, { FLASHGATE_CONNECT_HEAP: "lots" })).toThrow(
+      /FLASHGATE_CONNECT_HEAP: must look like 512m/,
+    );
+  });
+});
