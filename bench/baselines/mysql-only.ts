@@ -5,7 +5,7 @@ import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { env, parsePurchase } from "./common.ts";
 
-const pool = createPool(env("DATABASE_URL"), { connectionLimit: 8 });
+const pool = createPool(env("DATABASE_URL"), { connectionLimit: 8, multipleStatements: true });
 const secret = env("AUTH_JWT_SECRET");
 let transactions = 0;
 

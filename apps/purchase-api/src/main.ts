@@ -13,7 +13,10 @@ const redis = withScripts(
   new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1000 }),
 );
 redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
-const pool = createPool(config.DATABASE_URL, { connectionLimit: config.DB_POOL_SIZE });
+const pool = createPool(config.DATABASE_URL, {
+  connectionLimit: config.DB_POOL_SIZE,
+  multipleStatements: true,
+});
 await warmPool(pool, config.DB_POOL_SIZE).catch((error) =>
   logger.warn({ err: error.message }, "database not reachable yet"),
 );

@@ -28,7 +28,10 @@ export async function startApi(options: ApiHarnessOptions = {}) {
   );
   redis.on("error", () => {});
   await new Promise((resolve) => redis.once("ready", resolve));
-  const pool = createPool(config.DATABASE_URL, { connectionLimit: config.DB_POOL_SIZE });
+  const pool = createPool(config.DATABASE_URL, {
+    connectionLimit: config.DB_POOL_SIZE,
+    multipleStatements: true,
+  });
   if (!options.databaseUrl) await warmPool(pool, config.DB_POOL_SIZE);
   const app = createApp({ config, redis, pool, logger: createLogger("purchase-api-test", "silent") });
   const server = await serveApp(app);

@@ -14,7 +14,7 @@ export interface Order {
   expiresAt: Date;
 }
 
-interface OrderRow extends RowDataPacket {
+export interface OrderRow extends RowDataPacket {
   request_id: string;
   activity_id: number;
   sku_id: number;
@@ -26,7 +26,7 @@ interface OrderRow extends RowDataPacket {
   expires_at: Date;
 }
 
-const columns =
+export const orderColumns =
   "request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at";
 
 export const toOrder = (row: OrderRow): Order => ({
@@ -42,7 +42,7 @@ export const toOrder = (row: OrderRow): Order => ({
 });
 
 export async function findOrder(db: Pool | PoolConnection, requestId: string): Promise<Order | undefined> {
-  const [rows] = await db.query<OrderRow[]>(`SELECT ${columns} FROM sale_order WHERE request_id = ?`, [
+  const [rows] = await db.query<OrderRow[]>(`SELECT ${orderColumns} FROM sale_order WHERE request_id = ?`, [
     requestId,
   ]);
   return rows[0] ? toOrder(rows[0]) : undefined;
@@ -56,7 +56,7 @@ export async function findBlockingOrder(
   userId: string,
 ): Promise<Order | undefined> {
   const [rows] = await db.query<OrderRow[]>(
-    `SELECT ${columns} FROM sale_order WHERE activity_id = ? AND sku_id = ? AND user_id = ? AND closed_seq = 0`,
+    `SELECT ${orderColumns} FROM sale_order WHERE activity_id = ? AND sku_id = ? AND user_id = ? AND closed_seq = 0`,
     [activityId, skuId, userId],
   );
   return rows[0] ? toOrder(rows[0]) : undefined;
