@@ -25,59 +25,60 @@ export class OutcomeUnknownError extends Error {
 const DUPLICATE_KEY = 1062;
 
 /**
- * The whole decision in two round trips, because under a flood every round trip waits for a busy event
- * loop: (1) START, INSERT the PENDING order priced from the SKU row (a consistent, non-locking read under
- * READ COMMITTED), the conditional decrement, and the new order row; (2) COMMIT or ROLLBACK. The hot
- * stock row is locked only from the UPDATE to the COMMIT. Needs a pool with `multipleStatements`.
+ * The whole decision in one round trip, COMMIT included, so the hot stock row is never locked while a
+ * busy application event loop gets round to sending the next statement (measured: that wait, not MySQL,
+ * dominated purchase latency under a storm; see docs/adr/0006). The decrement is conditional on stock
+ * and the sale window; the order is inserted only if the decrement hit the row, priced from that row.
+ * Needs a pool with `multipleStatements` (every value is still a bound parameter).
  */
 const decideSql = `START TRANSACTION;
+UPDATE sale_stock s JOIN activity a ON a.id = s.activity_id SET s.available = s.available - 1
+ WHERE s.activity_id = ? AND s.sku_id = ? AND s.available >= 1 AND NOW(3) >= a.starts_at AND NOW(3) < a.ends_at;
+SET @fg_decremented = ROW_COUNT();
 INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
   SELECT ?, s.activity_id, s.sku_id, ?, 'PENDING', s.price_cents, s.currency, NOW(3), NOW(3) + INTERVAL a.payment_timeout_s SECOND
     FROM sale_stock s JOIN activity a ON a.id = s.activity_id
-   WHERE s.activity_id = ? AND s.sku_id = ? AND NOW(3) >= a.starts_at AND NOW(3) < a.ends_at;
-UPDATE sale_stock SET available = available - 1 WHERE activity_id = ? AND sku_id = ? AND available >= 1;
+   WHERE s.activity_id = ? AND s.sku_id = ? AND @fg_decremented = 1;
+COMMIT;
 SELECT ${orderColumns} FROM sale_order WHERE request_id = ?`;
 
 type Affected = { affectedRows: number };
 
 export async function placeOrder(pool: Pool, input: PurchaseInput): Promise<PurchaseDecision> {
   const connection = await pool.getConnection();
-  let committing = false;
   try {
     let results: unknown[];
     try {
       [results] = (await connection.query(decideSql, [
-        input.requestId,
-        input.userId,
         input.activityId,
         input.skuId,
+        input.requestId,
+        input.userId,
         input.activityId,
         input.skuId,
         input.requestId,
       ])) as unknown as [unknown[]];
     } catch (error) {
+      // The batch stops at the failing statement, before its COMMIT: undo the decrement, if any.
+      if (isConnectionLoss(error)) throw error;
       await connection.query("ROLLBACK");
       if ((error as { errno?: number }).errno === DUPLICATE_KEY) return resolveConflict(connection, input);
       throw error;
     }
-    const inserted = (results[1] as Affected).affectedRows === 1;
-    const decremented = (results[2] as Affected).affectedRows === 1;
-    const order = (results[3] as OrderRow[])[0];
-    if (inserted && decremented && order) {
-      committing = true;
-      await connection.query("COMMIT");
-      return { kind: "created", order: toOrder(order) };
-    }
-    await connection.query("ROLLBACK");
-    if (inserted) return { kind: "sold_out" };
-    // Nothing inserted: the SKU is unknown or its sale is not open. Rare, so one more read is fine.
+    const decremented = (results[1] as Affected).affectedRows === 1;
+    const order = (results[5] as OrderRow[])[0];
+    if (decremented && order) return { kind: "created", order: toOrder(order) };
+    // Nothing decremented (nothing committed): sold out, not open, or unknown. Rare with reservations.
     const [sale] = await connection.query<RowDataPacket[]>(
-      "SELECT 1 FROM sale_stock s JOIN activity a ON a.id = s.activity_id WHERE s.activity_id = ? AND s.sku_id = ?",
+      `SELECT s.available, (NOW(3) >= a.starts_at AND NOW(3) < a.ends_at) AS open
+         FROM sale_stock s JOIN activity a ON a.id = s.activity_id WHERE s.activity_id = ? AND s.sku_id = ?`,
       [input.activityId, input.skuId],
     );
-    return sale.length ? { kind: "not_open" } : { kind: "unknown_sku" };
+    if (!sale[0]) return { kind: "unknown_sku" };
+    return Number(sale[0].open) ? { kind: "sold_out" } : { kind: "not_open" };
   } catch (error) {
-    if (committing || isConnectionLoss(error)) {
+    if (isConnectionLoss(error)) {
+      // The COMMIT may or may not have run.
       connection.destroy();
       throw new OutcomeUnknownError((error as Error).message);
     }
