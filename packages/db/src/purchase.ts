@@ -44,12 +44,15 @@ SELECT ${orderColumns} FROM sale_order WHERE request_id = ?`;
 
 type Affected = { affectedRows: number };
 
+const decideTimeoutMs = 5000;
+
 export async function placeOrder(pool: Pool, input: PurchaseInput): Promise<PurchaseDecision> {
   const connection = await pool.getConnection();
   try {
     let results: unknown[];
     try {
-      [results] = (await connection.query(decideSql, [
+      // A hung database must not hold a slot forever: past the timeout the outcome is unknown.
+      [results] = (await connection.query({ sql: decideSql, timeout: decideTimeoutMs }, [
         input.activityId,
         input.skuId,
         input.requestId,
@@ -104,6 +107,10 @@ async function resolveConflict(connection: PoolConnection, input: PurchaseInput)
 const isConnectionLoss = (error: unknown) => {
   const code = (error as { code?: string }).code ?? "";
   return (
-    code === "PROTOCOL_CONNECTION_LOST" || code === "ECONNRESET" || code === "ETIMEDOUT" || code === "EPIPE"
+    code === "PROTOCOL_CONNECTION_LOST" ||
+    code === "PROTOCOL_SEQUENCE_TIMEOUT" ||
+    code === "ECONNRESET" ||
+    code === "ETIMEDOUT" ||
+    code === "EPIPE"
   );
 };
