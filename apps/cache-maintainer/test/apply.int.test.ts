@@ -4,7 +4,7 @@ import { type AppProcess, createSale, eventually, freshIds, stackEnv } from "@fl
 import { Consumer, Producer, stringDeserializers, stringSerializers } from "@platformatic/kafka";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiHarness, startApi } from "../../purchase-api/test/harness.ts";
-import { cachedAvailable, clients, expectConverged, startMaintainer } from "./harness.ts";
+import { cachedAvailable, clients, expectConverged, soldOutSale, startMaintainer } from "./harness.ts";
 
 describe("cache-maintainer applies every committed change", () => {
   let maintainer: AppProcess;
@@ -21,12 +21,7 @@ describe("cache-maintainer applies every committed change", () => {
   });
 
   it("a raw-SQL restock makes a sold-out SKU sellable again", async () => {
-    const sale = freshIds();
-    await createSale(c.pool, { ...sale, units: 1 });
-    await expectConverged(c, sale.activityId, sale.skuId);
-    expect((await api.purchase(1, sale)).status).toBe(201);
-    await expectConverged(c, sale.activityId, sale.skuId);
-    expect((await api.purchase(2, sale)).body.code).toBe("SOLD_OUT");
+    const sale = await soldOutSale(c, api);
 
     await c.pool.query(
       "UPDATE sale_stock SET available = available + 5 WHERE activity_id = ? AND sku_id = ?",

@@ -1,7 +1,7 @@
 import { type AppProcess, adminToken, createSale, eventually, freshIds } from "@flashgate/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiHarness, startApi } from "../../purchase-api/test/harness.ts";
-import { cachedAvailable, clients, expectConverged, startMaintainer } from "./harness.ts";
+import { cachedAvailable, clients, expectConverged, soldOutSale, startMaintainer } from "./harness.ts";
 
 describe("back-office writes reach Redis only through CDC", () => {
   let api: ApiHarness;
@@ -45,12 +45,7 @@ describe("back-office writes reach Redis only through CDC", () => {
 
   it("a restock through the API and one through raw SQL each make a sold-out SKU sellable", async () => {
     maintainer ??= await startMaintainer();
-    const sale = freshIds();
-    await createSale(c.pool, { ...sale, units: 1 });
-    await expectConverged(c, sale.activityId, sale.skuId);
-    expect((await api.purchase(1, sale)).status).toBe(201);
-    await expectConverged(c, sale.activityId, sale.skuId);
-    expect((await api.purchase(2, sale)).body.code).toBe("SOLD_OUT");
+    const sale = await soldOutSale(c, api);
 
     expect((await restock(sale, 1)).status).toBe(200);
     await eventually(async () => expect((await api.purchase(2, sale)).status).toBe(201));

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { compareSku, skuKeys } from "@flashgate/cache";
 import { type AppProcess, createSale, eventually, freshIds, skuLedger, sold } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
@@ -77,7 +76,17 @@ describe("cache-maintainer recovery", () => {
     const first = await startMaintainer();
     running.push(first);
     const writing = mixedChanges(c.pool, skus, 5000);
-    await sleep(1500);
+    // Kill it mid-stream: once it has applied part of the changes, while the writers are still going.
+    await eventually(
+      async () => {
+        const metrics = await (await fetch(`${first.url}/metrics`)).text();
+        const applied = Number(
+          /^flashgate_cdc_events_total\{kind="sale",result="applied"\} (\d+)/m.exec(metrics)?.[1] ?? 0,
+        );
+        expect(applied).toBeGreaterThan(500);
+      },
+      { timeoutMs: 60_000, intervalMs: 50 },
+    );
     await first.kill("SIGKILL");
     await writing;
     running.push(await startMaintainer());

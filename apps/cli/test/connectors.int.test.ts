@@ -62,6 +62,7 @@ describe("flashgate connectors", () => {
       sale.activityId,
       sale.skuId,
     ]);
+    // Absence cannot be awaited: watch for two heartbeat intervals, in which a running pipeline applies in ~50 ms.
     await new Promise((r) => setTimeout(r, 2000));
     expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(5);
     expect((await flashgate("connectors", "resume", "flashgate-sale")).code).toBe(0);

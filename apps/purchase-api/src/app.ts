@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createJwtVerifier } from "@flashgate/auth";
 import type { FlashgateRedis } from "@flashgate/cache";
+import { isDatabaseUnreachable } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
 import { createOverloadGuard, createPurchaseService } from "@flashgate/sale";
 import { Hono } from "hono";
@@ -86,8 +87,7 @@ export function createApp(deps: AppDeps) {
             : "INVALID_REQUEST";
       return problemOf(c, new ApiError(code, error.message || "invalid request"));
     }
-    const code = (error as { code?: string }).code ?? "";
-    if (["ECONNREFUSED", "PROTOCOL_CONNECTION_LOST", "ETIMEDOUT", "ECONNRESET", "EPIPE"].includes(code)) {
+    if (isDatabaseUnreachable(error)) {
       return problemOf(c, new ApiError("UNAVAILABLE", "a dependency is unavailable", 2));
     }
     // Never leak a stack, SQL or secret to the caller: the detail stays in the log, joined by trace id.

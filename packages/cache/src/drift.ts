@@ -1,49 +1,50 @@
-import type { Pool, RowDataPacket } from "mysql2/promise";
+import { readSkuSnapshot } from "@flashgate/db";
+import type { Pool } from "mysql2/promise";
 import { skuKeys } from "./keys.ts";
 import type { FlashgateRedis } from "./scripts.ts";
 
+export interface SkuState {
+  available: number;
+  /** Blocking buyers' user ids, ascending. */
+  buyers: string[];
+}
+
+/** The one rule for "the cache tells the truth": same applied availability, same blocking buyers. */
+export function cacheMatches(database: SkuState | undefined, cache: SkuState | undefined): boolean {
+  if (!database || !cache) return database === cache;
+  return cache.available === database.available && cache.buyers.join(",") === database.buyers.join(",");
+}
+
+export async function readCacheState(redis: FlashgateRedis, activityId: number, skuId: number) {
+  const keys = skuKeys(activityId, skuId);
+  const [[available, position], buyers] = await Promise.all([
+    redis.hmget(keys.sku, "available", "pos"),
+    redis.smembers(keys.buyers),
+  ]);
+  if (available === null) return undefined;
+  return {
+    available: Number(available),
+    buyers: buyers.sort((a, b) => Number(a) - Number(b)),
+    position: String(position),
+  };
+}
+
 export interface SkuComparison {
-  database: { available: number; buyers: string[] } | undefined;
-  cache: { available: number; buyers: string[]; position: string } | undefined;
+  database: SkuState | undefined;
+  cache: (SkuState & { position: string }) | undefined;
   equal: boolean;
 }
 
-/** MySQL's available count and blocking buyers beside Redis's. Equal means the cache tells the truth. */
+/** MySQL beside Redis right now, without the drift check's fencing: for tests and tools that wait for convergence. */
 export async function compareSku(
   pool: Pool,
   redis: FlashgateRedis,
   activityId: number,
   skuId: number,
 ): Promise<SkuComparison> {
-  const [stock] = await pool.query<RowDataPacket[]>(
-    "SELECT available FROM sale_stock WHERE activity_id = ? AND sku_id = ?",
-    [activityId, skuId],
-  );
-  const [buyers] = await pool.query<RowDataPacket[]>(
-    "SELECT user_id FROM sale_order WHERE activity_id = ? AND sku_id = ? AND closed_seq = 0 ORDER BY user_id",
-    [activityId, skuId],
-  );
-  const keys = skuKeys(activityId, skuId);
-  const [hash, members] = await Promise.all([
-    redis.hmget(keys.sku, "available", "pos"),
-    redis.smembers(keys.buyers),
+  const [database, cache] = await Promise.all([
+    readSkuSnapshot(pool, activityId, skuId),
+    readCacheState(redis, activityId, skuId),
   ]);
-  const database = stock[0]
-    ? { available: Number(stock[0].available), buyers: buyers.map((row) => String(row.user_id)) }
-    : undefined;
-  const cache =
-    hash[0] !== null
-      ? {
-          available: Number(hash[0]),
-          buyers: members.sort((a, b) => Number(a) - Number(b)),
-          position: String(hash[1]),
-        }
-      : undefined;
-  const equal =
-    database === undefined
-      ? cache === undefined
-      : cache !== undefined &&
-        cache.available === database.available &&
-        cache.buyers.join(",") === database.buyers.join(",");
-  return { database, cache, equal };
+  return { database, cache, equal: cacheMatches(database, cache) };
 }

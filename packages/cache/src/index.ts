@@ -6,7 +6,7 @@ export {
   removeActivity,
   type SkuChange,
 } from "./apply.ts";
-export { compareSku, type SkuComparison } from "./drift.ts";
+export { cacheMatches, compareSku, readCacheState, type SkuComparison, type SkuState } from "./drift.ts";
 export { activitySkusKey, cacheEpochKey, rebuildQueueKey, type SkuKeys, skuKeys } from "./keys.ts";
 export { endedGraceMs, type LoadResult, loadSkuFromDatabase } from "./load-sku.ts";
 export {

@@ -1,6 +1,7 @@
 import { binlogPosition } from "@flashgate/cdc";
 import { readSkuSnapshot, type SkuSnapshot } from "@flashgate/db";
 import type { Pool, RowDataPacket } from "mysql2/promise";
+import { cacheMatches, readCacheState } from "./drift.ts";
 import { skuKeys } from "./keys.ts";
 import { loadSkuFromDatabase } from "./load-sku.ts";
 import type { FlashgateRedis } from "./scripts.ts";
@@ -20,9 +21,6 @@ export interface SkuDriftReport {
   readPosition: string;
 }
 
-const sameState = (a: SkuSnapshot | undefined, b: SkuSnapshot | undefined) =>
-  a?.available === b?.available && (a?.buyers ?? []).join(",") === (b?.buyers ?? []).join(",");
-
 /**
  * Compares one SKU without false alarms while CDC is merely behind: MySQL is read at P1, the cache,
  * then MySQL again at P2. Only if the maintainer has applied past P1 and the SKU did not change
@@ -39,18 +37,16 @@ export async function checkSku(
   // fresh read would always be just ahead of what CDC has delivered.
   const first = earlier ? earlier.snapshot : await readSkuSnapshot(pool, activityId, skuId);
   const keys = skuKeys(activityId, skuId);
-  const [hash, buyers, reservations, watermark] = await Promise.all([
-    redis.hmget(keys.sku, "available", "pos"),
-    redis.smembers(keys.buyers),
+  const [state, reservations, watermark] = await Promise.all([
+    readCacheState(redis, activityId, skuId),
     redis.zcount(keys.reservations, Date.now(), "+inf"),
     redis.get(appliedWatermarkKey),
   ]);
   const second = await readSkuSnapshot(pool, activityId, skuId);
   const readAt = first ? binlogPosition(first.binlogFile, first.binlogPos) : "";
-  const cache =
-    hash[0] === null
-      ? null
-      : { available: Number(hash[0]), buyers: buyers.length, reservations, position: hash[1] };
+  const cache = state
+    ? { available: state.available, buyers: state.buyers.length, reservations, position: state.position }
+    : null;
   const database = first ? { available: first.available, buyers: first.buyers.length } : null;
   const report = (verdict: DriftVerdict) => ({
     activityId,
@@ -62,15 +58,10 @@ export async function checkSku(
     snapshot: first,
   });
   if (!first && !cache) return report("in-sync");
-  if (!sameState(first, second)) return report("changing");
+  if (!cacheMatches(first, second)) return report("changing");
   const applied = [cache?.position ?? "", watermark ?? ""].some((position) => position >= readAt);
   if (!applied) return report("behind");
-  const cacheBuyers = buyers.sort((a, b) => Number(a) - Number(b)).join(",");
-  const equal =
-    first !== undefined &&
-    cache !== null &&
-    cache.available === first.available &&
-    cacheBuyers === first.buyers.join(",");
+  const equal = cacheMatches(first, state);
   return report(equal ? "in-sync" : "drift");
 }
 

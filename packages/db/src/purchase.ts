@@ -104,13 +104,18 @@ async function resolveConflict(connection: PoolConnection, input: PurchaseInput)
   return blocking ? { kind: "already_purchased" } : { kind: "sold_out" };
 }
 
-const isConnectionLoss = (error: unknown) => {
-  const code = (error as { code?: string }).code ?? "";
-  return (
-    code === "PROTOCOL_CONNECTION_LOST" ||
-    code === "PROTOCOL_SEQUENCE_TIMEOUT" ||
-    code === "ECONNRESET" ||
-    code === "ETIMEDOUT" ||
-    code === "EPIPE"
-  );
-};
+const connectionLossCodes = new Set([
+  "PROTOCOL_CONNECTION_LOST",
+  "PROTOCOL_SEQUENCE_TIMEOUT",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+]);
+
+/** The connection broke (or timed out) mid-conversation: whatever was sent may or may not have run. */
+export const isConnectionLoss = (error: unknown) =>
+  connectionLossCodes.has((error as { code?: string }).code ?? "");
+
+/** The database cannot be reached or was lost: a 503, never a 500. */
+export const isDatabaseUnreachable = (error: unknown) =>
+  isConnectionLoss(error) || (error as { code?: string }).code === "ECONNREFUSED";

@@ -9,7 +9,7 @@ export interface SkuSnapshot {
   startsAt: Date;
   endsAt: Date;
   rebuyAfterClose: boolean;
-  /** Users whose order blocks another purchase (live, or closed without rebuy). */
+  /** Users whose order blocks another purchase (live, or closed without rebuy), ascending. */
   buyers: string[];
 }
 
@@ -43,7 +43,7 @@ export async function readSkuSnapshot(
       const row = rows[0];
       if (!row) return undefined;
       const [buyers] = await connection.query<RowDataPacket[]>(
-        "SELECT user_id FROM sale_order WHERE activity_id = ? AND sku_id = ? AND closed_seq = 0",
+        "SELECT user_id FROM sale_order WHERE activity_id = ? AND sku_id = ? AND closed_seq = 0 ORDER BY user_id",
         [activityId, skuId],
       );
       return {

@@ -14,17 +14,13 @@ export function isPortOpen(port: number, host = "127.0.0.1"): Promise<boolean> {
   });
 }
 
-export async function httpJson(
-  url: string,
-  init?: RequestInit & { timeoutMs?: number },
-): Promise<{ status: number; body: unknown }> {
-  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(init?.timeoutMs ?? 5000) });
-  const text = await response.text();
-  let body: unknown = text;
+/** True when GET url answers 200 within the timeout; any failure is "not yet". */
+export async function answersOk(url: string, timeoutMs: number): Promise<boolean> {
   try {
-    body = text ? JSON.parse(text) : undefined;
+    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    await response.body?.cancel();
+    return response.status === 200;
   } catch {
-    // not JSON: keep the text, callers report it
+    return false;
   }
-  return { status: response.status, body };
 }

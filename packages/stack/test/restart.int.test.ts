@@ -1,35 +1,12 @@
 import { adminConnection, databaseName, down, silentProgress, stackContext, up } from "@flashgate/stack";
-import { eventually, freshIds, stackEnv } from "@flashgate/testkit";
-import { Consumer, stringDeserializers } from "@platformatic/kafka";
+import { freshIds, saleChangesOf, stackEnv } from "@flashgate/testkit";
 import { describe, expect, it } from "vitest";
 
-/** Every sale-topic change of one SKU: waits until `count` have arrived, then a moment more for extras. */
-async function changesOf(activityId: number, skuId: number, count: number) {
-  const consumer = new Consumer({
-    groupId: `restart-${activityId}-${Date.now()}`,
-    clientId: "restart-test",
-    bootstrapBrokers: [stackEnv().KAFKA_BROKERS],
-    deserializers: stringDeserializers,
-  });
-  const stream = await consumer.consume({
-    topics: ["flashgate.sale"],
-    mode: "earliest",
-    autocommit: false,
-    maxWaitTime: 100,
-  });
-  const mine: { op: string; available: number }[] = [];
-  stream.on("data", (message) => {
-    const key = JSON.parse(message.key) as { activity_id: number; sku_id: number };
-    if (key.activity_id !== activityId || key.sku_id !== skuId || !message.value) return;
-    const value = JSON.parse(message.value);
-    mine.push({ op: value.op, available: value.after.available });
-  });
-  await eventually(() => expect(mine.length).toBeGreaterThanOrEqual(count), { timeoutMs: 90_000 });
-  // A duplicate or a snapshot read would arrive right behind.
-  await new Promise((r) => setTimeout(r, 2000));
-  await consumer.close(true);
-  return mine;
-}
+const changesOf = async (sku: { activityId: number; skuId: number }, count: number) =>
+  (await saleChangesOf(sku, count, { settleMs: 2000 })).map((change) => ({
+    op: change.op,
+    available: change.after?.available,
+  }));
 
 describe("state survives down/up", () => {
   it("the connector resumes from its offset: each change once, no second snapshot", async () => {
@@ -41,7 +18,7 @@ describe("state survives down/up", () => {
       "INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES (?, ?, 1, 100, 'EUR')",
       [activityId, skuId],
     );
-    expect(await changesOf(activityId, skuId, 1)).toEqual([{ op: "c", available: 1 }]);
+    expect(await changesOf({ activityId, skuId }, 1)).toEqual([{ op: "c", available: 1 }]);
 
     await down(ctx, { only: ["connect", "kafka"] });
     await db.query("UPDATE sale_stock SET available = 2 WHERE activity_id = ? AND sku_id = ?", [
@@ -51,7 +28,7 @@ describe("state survives down/up", () => {
     await db.end();
     await up(ctx, { withApps: false });
 
-    const changes = await changesOf(activityId, skuId, 2);
+    const changes = await changesOf({ activityId, skuId }, 2);
     expect(changes).toEqual([
       { op: "c", available: 1 },
       { op: "u", available: 2 },

@@ -3,6 +3,7 @@ export { stackEnv, testContext } from "./env.ts";
 export { eventually } from "./eventually.ts";
 export { freshIds } from "./ids.ts";
 export { type AppProcess, freePort, startAppProcess } from "./processes.ts";
+export { saleChangesOf } from "./sale-changes.ts";
 export { createSale, type SaleFixture, type SkuLedger, skuLedger, sold } from "./sale-fixture.ts";
 export { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
 export { testStackEnv } from "./test-stack.ts";

@@ -1,4 +1,5 @@
-import type { Pool, RowDataPacket } from "mysql2/promise";
+import { type SkuDatabaseView, skuDatabaseView } from "@flashgate/db";
+import type { Pool } from "mysql2/promise";
 
 export interface SaleFixture {
   activityId: number;
@@ -33,29 +34,13 @@ export async function createSale(pool: Pool, sale: SaleFixture): Promise<void> {
   );
 }
 
-export interface SkuLedger {
-  available: number;
-  pending: number;
-  paid: number;
-  closed: number;
-}
+export type SkuLedger = SkuDatabaseView;
 
+/** The back-office's own database view of a SKU (available, pending, paid, closed, supply). */
 export async function skuLedger(pool: Pool, activityId: number, skuId: number): Promise<SkuLedger> {
-  const [stock] = await pool.query<RowDataPacket[]>(
-    "SELECT available FROM sale_stock WHERE activity_id = ? AND sku_id = ?",
-    [activityId, skuId],
-  );
-  const [orders] = await pool.query<RowDataPacket[]>(
-    "SELECT state, COUNT(*) AS n FROM sale_order WHERE activity_id = ? AND sku_id = ? GROUP BY state",
-    [activityId, skuId],
-  );
-  const count = (state: string) => Number(orders.find((row) => row.state === state)?.n ?? 0);
-  return {
-    available: Number(stock[0]?.available),
-    pending: count("PENDING"),
-    paid: count("PAID"),
-    closed: count("CLOSED"),
-  };
+  const view = await skuDatabaseView(pool, activityId, skuId);
+  if (!view) throw new Error(`no SKU ${activityId}/${skuId}`);
+  return view;
 }
 
 /** DESIGN §4: available + (PENDING + PAID) = supply. */

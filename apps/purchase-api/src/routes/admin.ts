@@ -1,4 +1,4 @@
-import { compareSku, type FlashgateRedis, readCachedSku } from "@flashgate/cache";
+import { checkSku, type FlashgateRedis } from "@flashgate/cache";
 import { closeOrder, restock, skuDatabaseView, upsertActivity, upsertSku } from "@flashgate/db";
 import { Hono } from "hono";
 import type { Pool } from "mysql2/promise";
@@ -80,21 +80,19 @@ export function adminRoutes(deps: { pool: Pool; redis: FlashgateRedis }) {
       const skuId = pathId(c, "skuId");
       const database = await skuDatabaseView(pool, activityId, skuId);
       if (!database) throw new ApiError("NOT_FOUND", "no such SKU");
-      const [cache, comparison] = await Promise.all([
-        readCachedSku(redis, activityId, skuId),
-        compareSku(pool, redis, activityId, skuId),
-      ]);
+      // The drift check's own fenced verdict: "behind" while CDC catches up is not drift.
+      const check = await checkSku(pool, redis, activityId, skuId);
       return c.json({
         database,
-        cache: cache
+        cache: check.cache
           ? {
-              stock: cache.available,
-              reservations: cache.liveReservations,
-              buyers: cache.buyers,
-              appliedPosition: cache.position,
+              stock: check.cache.available,
+              reservations: check.cache.reservations,
+              buyers: check.cache.buyers,
+              appliedPosition: check.cache.position,
             }
           : null,
-        drift: comparison.equal ? "in-sync" : "differs",
+        drift: check.verdict,
       });
     })
     .post("/orders/:requestId/close", async (c) => {

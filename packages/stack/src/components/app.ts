@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Component, StackContext } from "../context.ts";
 import { appDbUser, databaseName } from "../context.ts";
-import { httpJson } from "../net.ts";
+import { answersOk } from "../net.ts";
 import { repoRoot } from "../paths.ts";
 import { startDaemon, tailLog } from "../processes.ts";
 import { waitFor } from "../wait.ts";
@@ -32,13 +32,7 @@ interface AppSpec {
 export function appComponent(spec: AppSpec): Component {
   const entry = join(repoRoot, "apps", spec.dir, "src", "main.ts");
   const url = (ctx: StackContext) => `http://127.0.0.1:${ctx.config[spec.portVariable]}`;
-  const ready = async (ctx: StackContext) => {
-    try {
-      return (await httpJson(`${url(ctx)}/readyz`, { timeoutMs: 1500 })).status === 200;
-    } catch {
-      return false;
-    }
-  };
+  const ready = (ctx: StackContext) => answersOk(`${url(ctx)}/readyz`, 1500);
   return {
     name: spec.name,
     present: () => existsSync(entry),

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Component, StackContext } from "../context.ts";
-import { httpJson } from "../net.ts";
+import { answersOk } from "../net.ts";
 import { startDaemon, tailLog } from "../processes.ts";
 import { waitFor } from "../wait.ts";
 import { classpath, jvmArgs, writeLog4j, writeProperties } from "./jvm.ts";
@@ -19,14 +19,7 @@ export const connectorEnv = (ctx: StackContext): Record<string, string> => ({
   FLASHGATE_KAFKA_BOOTSTRAP: kafkaBootstrap(ctx),
 });
 
-async function workerUp(ctx: StackContext): Promise<boolean> {
-  try {
-    const { status } = await httpJson(`${connectUrl(ctx)}/connector-plugins`, { timeoutMs: 2000 });
-    return status === 200;
-  } catch {
-    return false;
-  }
-}
+const workerUp = (ctx: StackContext) => answersOk(`${connectUrl(ctx)}/connector-plugins`, 2000);
 
 export const connect: Component = {
   name: "connect",
