@@ -1,9 +1,9 @@
-import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { createJwtVerifier } from "@flashgate/auth";
 import type { FlashgateRedis } from "@flashgate/cache";
-import { isDatabaseUnreachable } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
 import { createOverloadGuard, createPurchaseService } from "@flashgate/sale";
+import { getRequestListener } from "@hono/node-server";
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { Pool } from "mysql2/promise";
@@ -11,12 +11,14 @@ import { requireAdmin, requireUser } from "./auth.ts";
 import type { PurchaseApiConfig } from "./config.ts";
 import type { AppEnv } from "./env.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
-import { ApiError, problemOf } from "./problem.ts";
+import { ApiError, errorReply, problemReply, replyResponse } from "./problem.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { paymentRoutes } from "./routes/payments.ts";
+import { placePurchaseHandler, route as placePurchaseRoute } from "./routes/place-purchase.ts";
 import { purchaseRoutes } from "./routes/purchases.ts";
 import { skuViewRoutes } from "./routes/sku-view.ts";
+import { traceIdOf } from "./trace.ts";
 
 export interface AppDeps {
   config: PurchaseApiConfig;
@@ -25,8 +27,6 @@ export interface AppDeps {
   logger: Logger;
   metrics?: Metrics;
 }
-
-const traceIdPattern = /^[A-Za-z0-9-]{8,64}$/;
 
 export function createApp(deps: AppDeps) {
   const { config, redis, pool, logger } = deps;
@@ -53,8 +53,7 @@ export function createApp(deps: AppDeps) {
 
   const app = new Hono<AppEnv>();
   app.use(async (c, next) => {
-    const given = c.req.header("x-request-id");
-    const traceId = given && traceIdPattern.test(given) ? given : randomUUID();
+    const traceId = traceIdOf(c.req.header("x-request-id"));
     c.set("traceId", traceId);
     // Set before the response exists: Hono then writes it once instead of copying the response.
     c.header("x-request-id", traceId);
@@ -68,16 +67,17 @@ export function createApp(deps: AppDeps) {
 
   app.route("/", healthRoutes({ redis, pool, registry: metrics.registry }));
   app.use("/v1/purchases/*", requireUser(verifyUser));
-  app.use("/v1/purchases", requireUser(verifyUser));
-  app.route("/v1/purchases", purchaseRoutes({ purchases, pool, metrics }));
+  app.route("/v1/purchases", purchaseRoutes({ pool }));
   app.route("/v1/activities", skuViewRoutes({ redis, purchases }));
   app.route("/v1/payments", paymentRoutes({ pool, secret: config.PAYMENT_WEBHOOK_SECRET }));
   app.use("/admin/v1/*", requireAdmin(verifyAdmin, verifyUser));
   app.route("/admin/v1", adminRoutes({ pool, redis }));
 
-  app.notFound((c) => problemOf(c, new ApiError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`)));
+  app.notFound((c) =>
+    replyResponse(problemReply("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`, c.get("traceId"))),
+  );
   app.onError((error, c) => {
-    if (error instanceof ApiError) return problemOf(c, error);
+    const traceId = c.get("traceId");
     if (error instanceof HTTPException) {
       const code =
         error.status === 401
@@ -85,14 +85,21 @@ export function createApp(deps: AppDeps) {
           : error.status === 413
             ? "PAYLOAD_TOO_LARGE"
             : "INVALID_REQUEST";
-      return problemOf(c, new ApiError(code, error.message || "invalid request"));
+      error = new ApiError(code, error.message || "invalid request");
     }
-    if (isDatabaseUnreachable(error)) {
-      return problemOf(c, new ApiError("UNAVAILABLE", "a dependency is unavailable", 2));
-    }
-    // Never leak a stack, SQL or secret to the caller: the detail stays in the log, joined by trace id.
-    logger.error({ err: error, traceId: c.get("traceId"), path: c.req.path }, "unhandled error");
-    return problemOf(c, new ApiError("INTERNAL", "internal error"));
+    return replyResponse(
+      errorReply(error, traceId, (err) =>
+        logger.error({ err, traceId, path: c.req.path }, "unhandled error"),
+      ),
+    );
   });
-  return Object.assign(app, { purchases, metrics, guard });
+
+  // The node:http listener: the purchase flood goes straight to its handler, everything else to Hono.
+  const placePurchase = placePurchaseHandler({ purchases, verifyUser, metrics, logger });
+  const honoListener = getRequestListener(app.fetch);
+  const listener = (incoming: IncomingMessage, outgoing: ServerResponse) => {
+    if (incoming.method === "POST" && incoming.url === placePurchaseRoute) placePurchase(incoming, outgoing);
+    else honoListener(incoming, outgoing);
+  };
+  return Object.assign(app, { purchases, metrics, guard, listener });
 }

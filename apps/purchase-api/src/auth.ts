@@ -20,13 +20,17 @@ function verified(verify: JwtVerifier, token: string) {
 }
 
 /** Storefront callers: HS256 JWT whose sub is the numeric user id; every order is bound to it. */
+export function authenticateUser(verify: JwtVerifier, authorization: string | undefined): string {
+  const claims = verified(verify, bearer(authorization));
+  if (!userIdPattern.test(claims.sub))
+    throw new ApiError("UNAUTHORIZED", "invalid token: sub is not a user id");
+  return claims.sub;
+}
+
 export const requireUser =
   (verify: JwtVerifier): MiddlewareHandler<AppEnv> =>
   async (c, next) => {
-    const claims = verified(verify, bearer(c.req.header("authorization")));
-    if (!userIdPattern.test(claims.sub))
-      throw new ApiError("UNAUTHORIZED", "invalid token: sub is not a user id");
-    c.set("userId", claims.sub);
+    c.set("userId", authenticateUser(verify, c.req.header("authorization")));
     await next();
   };
 

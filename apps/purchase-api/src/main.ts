@@ -1,7 +1,7 @@
+import { createServer } from "node:http";
 import { withScripts } from "@flashgate/cache";
 import { createPool, warmPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
-import { serve } from "@hono/node-server";
 import { Redis } from "ioredis";
 import { createApp } from "./app.ts";
 import { loadConfig } from "./config.ts";
@@ -22,8 +22,8 @@ await warmPool(pool, config.DB_POOL_SIZE).catch((error) =>
 );
 const app = createApp({ config, redis, pool, logger });
 
-const server = serve({ fetch: app.fetch, port: config.PORT, hostname: "127.0.0.1" }, (info) =>
-  logger.info({ port: info.port }, "purchase-api listening"),
+const server = createServer(app.listener).listen(config.PORT, "127.0.0.1", () =>
+  logger.info({ port: config.PORT }, "purchase-api listening"),
 );
 
 const shutdown = () => {

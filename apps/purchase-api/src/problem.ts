@@ -1,4 +1,4 @@
-import type { Context } from "hono";
+import { isDatabaseUnreachable } from "@flashgate/db";
 
 export const errorStatus = {
   INVALID_REQUEST: 400,
@@ -46,22 +46,41 @@ export class ApiError extends Error {
   }
 }
 
-/** An RFC 9457 problem response. Expected rejections build it directly: no exception, no stack capture. */
-export function problem(c: Context, code: ErrorCode, detail: string, retryAfterS?: number): Response {
+/** A response as plain parts, written by Hono or straight to a node:http response. */
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** RFC 9457 problem details. Expected rejections build them directly: no exception, no stack capture. */
+export function problemReply(code: ErrorCode, detail: string, traceId: string, retryAfterS?: number): Reply {
   const status = errorStatus[code];
   const headers: Record<string, string> = { "content-type": "application/problem+json" };
   if (retryAfterS !== undefined || status === 429 || status === 503)
     headers["retry-after"] = String(retryAfterS ?? 1);
-  const body = {
+  const body = JSON.stringify({
     type: `https://flashgate.dev/problems/${code.toLowerCase().replaceAll("_", "-")}`,
     title: titles[code],
     status,
     detail,
     code: code === "PAYLOAD_TOO_LARGE" ? "INVALID_REQUEST" : code,
-    traceId: c.get("traceId"),
-  };
-  return new Response(JSON.stringify(body), { status, headers });
+    traceId,
+  });
+  return { status, headers, body };
 }
 
-export const problemOf = (c: Context, error: ApiError) =>
-  problem(c, error.code, error.message, error.retryAfterS);
+/**
+ * The one rule from a thrown error to a reply: API errors say what is wrong, a lost database is a 503,
+ * anything else is a 500 whose detail (stack, SQL) stays in the log, joined by trace id.
+ */
+export function errorReply(error: unknown, traceId: string, logUnexpected: (error: unknown) => void): Reply {
+  if (error instanceof ApiError) return problemReply(error.code, error.message, traceId, error.retryAfterS);
+  if (isDatabaseUnreachable(error))
+    return problemReply("UNAVAILABLE", "a dependency is unavailable", traceId, 2);
+  logUnexpected(error);
+  return problemReply("INTERNAL", "internal error", traceId);
+}
+
+export const replyResponse = (reply: Reply) =>
+  new Response(reply.body, { status: reply.status, headers: reply.headers });

@@ -34,7 +34,7 @@ export async function startApi(options: ApiHarnessOptions = {}) {
   });
   if (!options.databaseUrl) await warmPool(pool, config.DB_POOL_SIZE);
   const app = createApp({ config, redis, pool, logger: createLogger("purchase-api-test", "silent") });
-  const server = await serveApp(app);
+  const server = await serveApp(app.listener);
 
   const purchase = async (
     userId: number,

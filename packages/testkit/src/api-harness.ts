@@ -1,26 +1,23 @@
+import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import { signJwt } from "@flashgate/auth";
-import { serve } from "@hono/node-server";
+import { getRequestListener } from "@hono/node-server";
 
 type Fetchable = { fetch: (request: Request, ...rest: never[]) => Response | Promise<Response> };
 
-/** Serves an app over real HTTP on an ephemeral loopback port. */
-export async function serveApp(app: Fetchable): Promise<{ url: string; close: () => Promise<void> }> {
-  return new Promise((resolve) => {
-    const server = serve(
-      {
-        fetch: app.fetch as (request: Request) => Response | Promise<Response>,
-        port: 0,
-        hostname: "127.0.0.1",
-      },
-      (info: AddressInfo) => {
-        resolve({
-          url: `http://127.0.0.1:${info.port}`,
-          close: () => new Promise<void>((done) => server.close(() => done())),
-        });
-      },
-    );
-  });
+/** Serves an app (a fetch handler or a node:http listener) over real HTTP on an ephemeral loopback port. */
+export async function serveApp(
+  app: Fetchable | RequestListener,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const server =
+    typeof app === "function"
+      ? createServer(app)
+      : createServer(getRequestListener(app.fetch as (request: Request) => Response | Promise<Response>));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((done) => server.close(() => done())),
+  };
 }
 
 export const userToken = (secret: string, userId: number | string, ttlS = 600) =>
