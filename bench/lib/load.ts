@@ -26,30 +26,39 @@ function serialise(request: LoadRequest, host: string): Buffer {
   return Buffer.from(head + body);
 }
 
-/** One parsed response, or null while the buffer holds less than a whole one. */
-function parseResponse(buffer: Buffer): { status: number; body: string; size: number } | null {
+const codeMarker = Buffer.from('"code":"');
+
+/** The problem code in body bytes (`"code":"SOLD_OUT"`), found without decoding the body. */
+function problemCode(buffer: Buffer, from: number, to: number): string | undefined {
+  const at = buffer.indexOf(codeMarker, from);
+  if (at < 0 || at >= to) return undefined;
+  const start = at + codeMarker.length;
+  return buffer.toString("latin1", start, buffer.indexOf(34, start));
+}
+
+/** One parsed response (status, problem code, bytes used), or null while the buffer holds less. */
+function parseResponse(buffer: Buffer): { status: number; code?: string; size: number } | null {
   const end = buffer.indexOf(headerEnd);
   if (end < 0) return null;
+  const status = (buffer[9] - 48) * 100 + (buffer[10] - 48) * 10 + (buffer[11] - 48);
   const head = buffer.toString("latin1", 0, end);
-  const status = Number(head.slice(9, 12));
   const length = /\r\ncontent-length: *(\d+)/i.exec(head);
   if (length) {
     const size = end + 4 + Number(length[1]);
     if (buffer.length < size) return null;
-    return { status, body: buffer.toString("utf8", end + 4, size), size };
+    return { status, code: status >= 400 ? problemCode(buffer, end + 4, size) : undefined, size };
   }
-  if (!/\r\ntransfer-encoding: *chunked/i.test(head)) return { status, body: "", size: end + 4 };
+  if (!/\r\ntransfer-encoding: *chunked/i.test(head)) return { status, size: end + 4 };
   // Chunked: walk the chunks until the zero-length one.
   let at = end + 4;
-  let body = "";
   for (;;) {
     const line = buffer.indexOf("\r\n", at);
     if (line < 0) return null;
     const chunk = Number.parseInt(buffer.toString("latin1", at, line), 16);
     if (buffer.length < line + 2 + chunk + 2) return null;
-    body += buffer.toString("utf8", line + 2, line + 2 + chunk);
     at = line + 2 + chunk + 2;
-    if (chunk === 0) return { status, body, size: at };
+    if (chunk === 0)
+      return { status, code: status >= 400 ? problemCode(buffer, end + 4, at) : undefined, size: at };
   }
 }
 
@@ -92,12 +101,10 @@ export async function runLoad(
         const response = parseResponse(buffer);
         if (!response) return;
         buffer = buffer.subarray(response.size);
-        let label = String(response.status);
-        if (response.status >= 400) {
-          const code = /"code":"([A-Z_]+)"/.exec(response.body)?.[1];
-          if (code) label = `${label} ${code}`;
-        }
-        record(label, performance.now() - sentAt);
+        record(
+          response.code ? `${response.status} ${response.code}` : String(response.status),
+          performance.now() - sentAt,
+        );
         send();
       });
       socket.on("error", () => resolve());
