@@ -18,6 +18,7 @@ export {
   type PurchaseDecision,
   type PurchaseInput,
   placeOrder,
+  placeOrders,
 } from "./purchase.ts";
 export { readSkuSnapshot, type SkuSnapshot } from "./sku-snapshot.ts";
 export {

@@ -91,6 +91,71 @@ export async function placeOrder(pool: Pool, input: PurchaseInput): Promise<Purc
   }
 }
 
+/**
+ * Several buyers of one SKU decided in one transaction, one round trip: the hot stock row is locked
+ * and flushed once for all of them (ADR 0007). All or nothing: the decrement by N hits the row only if
+ * N units are there and the sale is open, and one duplicate (a key or user seen before) fails the
+ * insert, which rolls the whole batch back. `null` then: nothing was committed, and the caller decides
+ * each buyer alone, which names each one's own outcome.
+ */
+export async function placeOrders(pool: Pool, inputs: PurchaseInput[]): Promise<Order[] | null> {
+  const { activityId, skuId } = inputs[0];
+  if (inputs.some((input) => input.activityId !== activityId || input.skuId !== skuId))
+    throw new Error("a batch holds buyers of one SKU");
+  const buyers = inputs.map(() => "SELECT ? AS request_id, ? AS user_id").join(" UNION ALL ");
+  const sql = `START TRANSACTION;
+UPDATE sale_stock s JOIN activity a ON a.id = s.activity_id SET s.available = s.available - ?
+ WHERE s.activity_id = ? AND s.sku_id = ? AND s.available >= ? AND NOW(3) >= a.starts_at AND NOW(3) < a.ends_at;
+SET @fg_decremented = ROW_COUNT();
+INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+  SELECT b.request_id, s.activity_id, s.sku_id, b.user_id, 'PENDING', s.price_cents, s.currency, NOW(3), NOW(3) + INTERVAL a.payment_timeout_s SECOND
+    FROM (${buyers}) b JOIN sale_stock s ON s.activity_id = ? AND s.sku_id = ? JOIN activity a ON a.id = s.activity_id
+   WHERE @fg_decremented = 1;
+COMMIT;
+SELECT ${orderColumns} FROM sale_order WHERE request_id IN (${inputs.map(() => "?").join(", ")})`;
+  const n = inputs.length;
+  const params = [
+    n,
+    activityId,
+    skuId,
+    n,
+    ...inputs.flatMap((input) => [input.requestId, input.userId]),
+    activityId,
+    skuId,
+    ...inputs.map((input) => input.requestId),
+  ];
+  const connection = await pool.getConnection();
+  try {
+    let results: unknown[];
+    try {
+      [results] = (await connection.query({ sql, timeout: decideTimeoutMs }, params)) as unknown as [
+        unknown[],
+      ];
+    } catch (error) {
+      if (isConnectionLoss(error)) throw error;
+      await connection.query("ROLLBACK");
+      if ((error as { errno?: number }).errno === DUPLICATE_KEY) return null;
+      throw error;
+    }
+    if ((results[1] as Affected).affectedRows !== 1) return null;
+    const byKey = new Map((results[5] as OrderRow[]).map((row) => [row.request_id as string, toOrder(row)]));
+    return inputs.map((input) => {
+      const order = byKey.get(input.requestId);
+      // Cannot happen (we read our own commit), but if it did the unit is sold: never release it.
+      if (!order) throw new OutcomeUnknownError(`batch committed without the order of ${input.requestId}`);
+      return order;
+    });
+  } catch (error) {
+    if (isConnectionLoss(error)) {
+      connection.destroy();
+      throw new OutcomeUnknownError((error as Error).message);
+    }
+    throw error;
+  } finally {
+    connection.release();
+  }
+}
+
 async function resolveConflict(connection: PoolConnection, input: PurchaseInput): Promise<PurchaseDecision> {
   const existing = await findOrder(connection, input.requestId);
   if (existing) {

@@ -13,9 +13,9 @@ import {
   OutcomeUnknownError,
   type PurchaseDecision,
   type PurchaseInput,
-  placeOrder,
 } from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
+import { createDecisionBatcher } from "./decision-batcher.ts";
 import { OverloadedError, type OverloadGuard } from "./overload-guard.ts";
 import { createSkuExistence } from "./sku-exists.ts";
 import { createSoldOutShortcut } from "./sold-out-shortcut.ts";
@@ -44,6 +44,8 @@ export interface PurchaseServiceOptions {
   redis: FlashgateRedis;
   pool: Pool;
   guard: OverloadGuard;
+  /** Buyers of one SKU decided per transaction, at most; and how long one may wait for their batch. */
+  batch: { maxSize: number; maxWaitMs: number };
   limits: FastPathLimits;
   /** How long a SOLD_OUT seen in Redis (with nothing reserved) is answered locally. This bounds staleness. */
   soldOutCacheMs: number;
@@ -55,6 +57,13 @@ const noObserver: PurchaseObserver = { transaction: () => {}, reservations: () =
 export function createPurchaseService(options: PurchaseServiceOptions) {
   const { redis, pool, guard, limits } = options;
   const observer = options.observer ?? noObserver;
+  const batcher = createDecisionBatcher({
+    pool,
+    guard,
+    maxBatch: options.batch.maxSize,
+    maxWaitMs: options.batch.maxWaitMs,
+    onTransaction: (outcome) => observer.transaction(outcome),
+  });
   const soldOut = createSoldOutShortcut(options.soldOutCacheMs, (activityId, skuId) =>
     redis.smembers(skuKeys(activityId, skuId).buyers),
   );
@@ -79,11 +88,10 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
     };
     let decision: PurchaseDecision;
     try {
-      decision = await guard.run(() => placeOrder(pool, request));
+      decision = await batcher.decide(request);
     } catch (error) {
       if (error instanceof OutcomeUnknownError) {
         // The unit may be sold: keep the reservation until its TTL so nobody else can take it twice.
-        observer.transaction("unknown");
         return {
           kind: "UNAVAILABLE",
           detail: "the outcome is unknown; retry with the same Idempotency-Key",
@@ -93,14 +101,9 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       await release();
       if (error instanceof OverloadedError)
         return { kind: "UNAVAILABLE", detail: "too many purchases in flight", retryAfterS: 1 };
-      observer.transaction("failed");
       return { kind: "UNAVAILABLE", detail: "the database is unavailable", retryAfterS: 2 };
     }
-    if (decision.kind === "created") {
-      observer.transaction("committed");
-      return { kind: "CREATED", order: decision.order };
-    }
-    observer.transaction("rejected");
+    if (decision.kind === "created") return { kind: "CREATED", order: decision.order };
     await release();
     switch (decision.kind) {
       case "replayed":

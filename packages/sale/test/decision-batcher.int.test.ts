@@ -1,0 +1,86 @@
+import { createPool, placeOrder } from "@flashgate/db";
+import { createSale, freshIds, skuLedger, sold, stackEnv } from "@flashgate/testkit";
+import type { Pool } from "mysql2/promise";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDecisionBatcher } from "../src/decision-batcher.ts";
+import { createOverloadGuard } from "../src/overload-guard.ts";
+import type { TransactionOutcome } from "../src/purchase.ts";
+
+describe("decision batcher (group commit on the hot row, real MariaDB)", () => {
+  let pool: Pool;
+  beforeAll(() => {
+    pool = createPool(stackEnv().DATABASE_URL, { connectionLimit: 4, multipleStatements: true });
+  });
+  afterAll(async () => pool.end());
+
+  const batcher = (maxBatch = 50) => {
+    const transactions: TransactionOutcome[] = [];
+    const decisions = createDecisionBatcher({
+      pool,
+      guard: createOverloadGuard({ maxInFlight: 8, maxQueue: 256, maxWaitMs: 2000 }),
+      maxBatch,
+      maxWaitMs: 5000,
+      onTransaction: (outcome) => transactions.push(outcome),
+    });
+    return { decisions, transactions };
+  };
+  const buyer = (sale: { activityId: number; skuId: number }, user: number) => ({
+    ...sale,
+    userId: String(user),
+    requestId: `batch-${sale.activityId}-${user}`,
+  });
+
+  it("60 buyers at once for 40 units: exactly 40 orders, 20 sold out, fewer transactions than buyers", async () => {
+    const sale = freshIds();
+    await createSale(pool, { ...sale, units: 40 });
+    const { decisions, transactions } = batcher(25);
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => decisions.decide(buyer(sale, 7_000_000 + i))),
+    );
+    const kinds = results.map((decision) => decision.kind);
+    expect(kinds.filter((kind) => kind === "created")).toHaveLength(40);
+    expect(kinds.filter((kind) => kind === "sold_out")).toHaveLength(20);
+    results.forEach((decision, i) => {
+      if (decision.kind === "created") expect(decision.order.userId).toBe(String(7_000_000 + i));
+    });
+    const ledger = await skuLedger(pool, sale.activityId, sale.skuId);
+    expect(ledger.available).toBe(0);
+    expect(sold(ledger)).toBe(40);
+    // A lone first buyer, a full batch of 25, then 34 buyers for 14 units: that batch is decided alone.
+    expect(transactions.length).toBeLessThan(60);
+    console.log(`60 buyers, 40 units: ${transactions.length} transactions`);
+  });
+
+  it("a batch holding a buyer who already bought: that one is refused, the others get their units", async () => {
+    const sale = freshIds();
+    await createSale(pool, { ...sale, units: 10 });
+    expect((await placeOrder(pool, buyer(sale, 42))).kind).toBe("created");
+    const { decisions } = batcher();
+    const results = await Promise.all([
+      decisions.decide(buyer(sale, 1)),
+      decisions.decide(buyer(sale, 2)),
+      decisions.decide({ ...buyer(sale, 42), requestId: `batch-${sale.activityId}-42-again` }),
+      decisions.decide(buyer(sale, 3)),
+      decisions.decide(buyer(sale, 42)), // the first purchase's key again: a replay
+    ]);
+    expect(results.map((decision) => decision.kind)).toEqual([
+      "created",
+      "created",
+      "already_purchased",
+      "created",
+      "replayed",
+    ]);
+    const ledger = await skuLedger(pool, sale.activityId, sale.skuId);
+    expect(ledger.available).toBe(6);
+    expect(sold(ledger)).toBe(4);
+  });
+
+  it("a closed sale refuses the whole batch and sells nothing", async () => {
+    const sale = freshIds();
+    await createSale(pool, { ...sale, units: 10, endsAt: new Date(Date.now() - 1000) });
+    const { decisions } = batcher();
+    const results = await Promise.all([1, 2, 3].map((user) => decisions.decide(buyer(sale, user))));
+    expect(results.map((decision) => decision.kind)).toEqual(["not_open", "not_open", "not_open"]);
+    expect((await skuLedger(pool, sale.activityId, sale.skuId)).available).toBe(10);
+  });
+});
