@@ -13,6 +13,8 @@ export interface LoadResult {
   perSecond: number;
   /** Latencies in ms, per outcome label ("201", "409 SOLD_OUT", …). */
   latencies: Record<string, number[]>;
+  /** Answers per outcome label in each 250 ms slot of the run. */
+  timeline: Record<string, number>[];
   errors: number;
 }
 
@@ -78,9 +80,15 @@ export async function runLoad(
   const { hostname, port, host } = new URL(url);
   const latencies: Record<string, number[]> = {};
   let issued = 0;
+  // Answers per outcome in each 250 ms of the run: where the time of a storm goes.
+  const timeline: Record<string, number>[] = [];
+  let started = 0;
   const record = (label: string, ms: number) => {
     latencies[label] ??= [];
     latencies[label].push(ms);
+    const slot = Math.floor((performance.now() - started) / 250);
+    timeline[slot] ??= {};
+    timeline[slot][label] = (timeline[slot][label] ?? 0) + 1;
   };
 
   const drive = (socket: Socket) =>
@@ -123,13 +131,20 @@ export async function runLoad(
         }),
     ),
   );
-  const started = performance.now();
+  started = performance.now();
   await Promise.all(sockets.map(drive));
   const elapsedMs = performance.now() - started;
   const answered = Object.values(latencies).reduce((sum, values) => sum + values.length, 0);
   // A request without an answer (a connection that broke) is an error.
   const errors = total - answered;
-  return { requests: total, elapsedMs, perSecond: (answered / elapsedMs) * 1000, latencies, errors };
+  return {
+    requests: total,
+    elapsedMs,
+    perSecond: (answered / elapsedMs) * 1000,
+    latencies,
+    timeline: Array.from(timeline, (slot) => slot ?? {}),
+    errors,
+  };
 }
 
 export function percentile(sorted: number[], p: number): number {

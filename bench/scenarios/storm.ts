@@ -1,7 +1,7 @@
 import { compareSku, type FlashgateRedis } from "@flashgate/cache";
 import { parsePrometheus, sumOf } from "@flashgate/telemetry";
 import type { Pool } from "mysql2/promise";
-import { latencySummary, runLoad } from "../lib/load.ts";
+import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import type { Systems } from "../run.ts";
 import { openSale } from "./open-sale.ts";
@@ -63,7 +63,11 @@ export async function storm(
       requests: load.requests,
       requestsPerSecond: Math.round(load.perSecond),
       errors: load.errors,
-      latencyMs: latencySummary(load.latencies),
+      latencyMs: {
+        ...latencySummary(load.latencies),
+        all: latencySummary({ all: allLatencies(load.latencies) }).all,
+      },
+      timeline250ms: load.timeline,
       unitsSold: sold,
       soldExactly: sold === profile.units,
       databaseTransactions: transactions,

@@ -14,7 +14,7 @@ export const purchaseApiConfigSchema = z.object({
   DB_POOL_SIZE: int(8),
   DB_MAX_IN_FLIGHT: int(8),
   DB_MAX_QUEUE: int(256, 0),
-  DB_MAX_BATCH: int(50),
+  DB_MAX_BATCH: int(100),
   DB_QUEUE_TIMEOUT_MS: int(2000),
   RESERVATION_TTL_MS: int(15_000),
   RATE_LIMIT: int(10),

@@ -9,7 +9,7 @@ export {
 } from "./lifecycle.ts";
 export { type MigrateOptions, migrate } from "./migrate.ts";
 export { type Migration, migrations } from "./migrations.ts";
-export { findBlockingOrder, findOrder, type Order, type OrderState } from "./orders.ts";
+export { findBlockingOrder, findOrder, type Order, type OrderState, soldOutBuyers } from "./orders.ts";
 export { createPool, warmPool } from "./pool.ts";
 export {
   isConnectionLoss,

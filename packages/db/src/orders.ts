@@ -61,3 +61,24 @@ export async function findBlockingOrder(
   );
   return rows[0] ? toOrder(rows[0]) : undefined;
 }
+
+/**
+ * For a SKU MySQL has sold out: who holds a blocking order, under which request id (user id → request
+ * id); `null` while units are left. Stock is read before the buyers, so no buyer can be missing.
+ */
+export async function soldOutBuyers(
+  db: Pool | PoolConnection,
+  activityId: number,
+  skuId: number,
+): Promise<Map<string, string> | null> {
+  const [stock] = await db.query<RowDataPacket[]>(
+    "SELECT available FROM sale_stock WHERE activity_id = ? AND sku_id = ?",
+    [activityId, skuId],
+  );
+  if (!stock[0] || Number(stock[0].available) > 0) return null;
+  const [rows] = await db.query<RowDataPacket[]>(
+    "SELECT user_id, request_id FROM sale_order WHERE activity_id = ? AND sku_id = ? AND closed_seq = 0",
+    [activityId, skuId],
+  );
+  return new Map(rows.map((row) => [String(row.user_id), String(row.request_id)]));
+}

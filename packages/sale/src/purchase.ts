@@ -5,7 +5,6 @@ import {
   rebuildQueueKey,
   releaseReservation,
   reserveUnit,
-  skuKeys,
 } from "@flashgate/cache";
 import {
   findOrder,
@@ -13,6 +12,7 @@ import {
   OutcomeUnknownError,
   type PurchaseDecision,
   type PurchaseInput,
+  soldOutBuyers,
 } from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
 import { createDecisionBatcher } from "./decision-batcher.ts";
@@ -65,7 +65,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
     onTransaction: (outcome) => observer.transaction(outcome),
   });
   const soldOut = createSoldOutShortcut(options.soldOutCacheMs, (activityId, skuId) =>
-    redis.smembers(skuKeys(activityId, skuId).buyers),
+    soldOutBuyers(pool, activityId, skuId),
   );
   const skuExists = createSkuExistence(pool);
 
@@ -152,7 +152,12 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
 
   return {
     async purchase(request: PurchaseRequest): Promise<PurchaseResult> {
-      if (soldOut.rejects(request.activityId, request.skuId, request.userId)) return { kind: "SOLD_OUT" };
+      switch (soldOut.answer(request.activityId, request.skuId, request.userId, request.requestId)) {
+        case "SOLD_OUT":
+          return { kind: "SOLD_OUT" };
+        case "ALREADY_PURCHASED":
+          return { kind: "ALREADY_PURCHASED", detail: "this user already holds an order for this SKU" };
+      }
       const fast = await fastPath(request);
       if (fast === "REDIS_DOWN")
         return { kind: "UNAVAILABLE", detail: "the cache is unavailable", retryAfterS: 1 };
@@ -165,7 +170,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
           if (fast.requestId === request.requestId) return decide(request, "inherited");
           return { kind: "ALREADY_PURCHASED", detail: "another purchase of this user is in progress" };
         case "SOLD_OUT":
-          if (fast.appliedAvailable <= 0) soldOut.soldOut(request.activityId, request.skuId);
+          soldOut.soldOut(request.activityId, request.skuId);
           return { kind: "SOLD_OUT" };
         case "ALREADY":
           return replayOrRefuse(request);

@@ -1,28 +1,39 @@
 /**
- * Answers SOLD_OUT locally for a SKU that Redis reported sold out (applied `available` 0), for `ttlMs`.
- * At that moment every order's insert has been applied before its stock decrement (same partition,
- * commit order), so the buyers set is complete: its members still take the full path, so that a
- * buyer's retry with the same key gets their order back instead of SOLD_OUT. A restock or closure is
- * seen at most `ttlMs` late: the shortcut only ever rejects, it never admits.
+ * Answers locally, for `ttlMs`, for a SKU that MySQL itself has sold out, from a snapshot of its
+ * buyers (user → their order's request id) taken when Redis first answered SOLD_OUT: a non-buyer gets
+ * SOLD_OUT, a buyer with another key ALREADY_PURCHASED, and a buyer's retry with their own key takes
+ * the full path so they get their order back. It does not wait for CDC to apply the last sales, and a
+ * restock or closure is seen at most `ttlMs` late: the shortcut only ever rejects, it never admits.
+ * While MySQL still has units (held by reservations in flight), it looks again after `ttlMs / 5`.
  */
 export function createSoldOutShortcut(
   ttlMs: number,
-  loadBuyers: (activityId: number, skuId: number) => Promise<string[]>,
+  loadBuyers: (activityId: number, skuId: number) => Promise<Map<string, string> | null>,
   maxSkus = 10_000,
 ) {
-  const entries = new Map<string, { until: number; buyers: Set<string> }>();
+  const entries = new Map<string, { until: number; buyers: Map<string, string> | null }>();
   const loading = new Set<string>();
   return {
-    rejects(activityId: number, skuId: number, userId: string, nowMs = Date.now()): boolean {
-      const entry = entries.get(`${activityId}:${skuId}`);
-      if (!entry) return false;
+    answer(
+      activityId: number,
+      skuId: number,
+      userId: string,
+      requestId: string,
+      nowMs = Date.now(),
+    ): "SOLD_OUT" | "ALREADY_PURCHASED" | undefined {
+      const key = `${activityId}:${skuId}`;
+      const entry = entries.get(key);
+      if (!entry) return undefined;
       if (entry.until <= nowMs) {
-        entries.delete(`${activityId}:${skuId}`);
-        return false;
+        entries.delete(key);
+        return undefined;
       }
-      return !entry.buyers.has(userId);
+      if (!entry.buyers) return undefined;
+      const order = entry.buyers.get(userId);
+      if (order === undefined) return "SOLD_OUT";
+      return order === requestId ? undefined : "ALREADY_PURCHASED";
     },
-    /** Called when Redis answered SOLD_OUT with nothing left as applied. */
+    /** Called when Redis answered SOLD_OUT. */
     soldOut(activityId: number, skuId: number): void {
       const key = `${activityId}:${skuId}`;
       if (ttlMs <= 0 || loading.has(key) || (entries.get(key)?.until ?? 0) > Date.now()) return;
@@ -30,7 +41,7 @@ export function createSoldOutShortcut(
       loadBuyers(activityId, skuId)
         .then((buyers) => {
           if (entries.size >= maxSkus) entries.clear();
-          entries.set(key, { until: Date.now() + ttlMs, buyers: new Set(buyers) });
+          entries.set(key, { until: Date.now() + (buyers ? ttlMs : ttlMs / 5), buyers });
         })
         .catch(() => {})
         .finally(() => loading.delete(key));
