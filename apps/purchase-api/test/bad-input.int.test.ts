@@ -110,6 +110,42 @@ describe("bad input never yields a 500", () => {
     expect((await response.json()).detail).toMatch(/Idempotency-Key/);
   });
 
+  it("the caller's X-Request-Id is the problem's traceId and is echoed; a bad one is replaced", async () => {
+    const traced = await post(
+      { ...auth(), "idempotency-key": "k", "x-request-id": "trace-abc-123" },
+      JSON.stringify(sale),
+    );
+    expect(traced.headers.get("x-request-id")).toBe("trace-abc-123");
+    expect((await traced.json()).traceId).toBe("trace-abc-123");
+    const replaced = await post(
+      { ...auth(), "idempotency-key": "k", "x-request-id": "bad id with spaces" },
+      JSON.stringify(sale),
+    );
+    const traceId = replaced.headers.get("x-request-id");
+    expect(traceId).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await replaced.json()).traceId).toBe(traceId);
+  });
+
+  it("a body sent in several packets is read whole", async () => {
+    const { request } = await import("node:http");
+    const body = JSON.stringify(sale);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${api.url}/v1/purchases`, {
+        method: "POST",
+        headers: { ...auth(), "idempotency-key": idempotencyKey(), "content-type": "application/json" },
+      });
+      req.on("response", (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.flushHeaders();
+      req.write(body.slice(0, 5));
+      setTimeout(() => req.end(body.slice(5)), 50);
+    });
+    expect(status).toBe(201);
+  });
+
   it("a per-user burst beyond the limit gets 429 with Retry-After", async () => {
     const results = [];
     for (let i = 0; i < 8; i++)
