@@ -46,49 +46,32 @@ type Affected = { affectedRows: number };
 
 const decideTimeoutMs = 5000;
 
-export async function placeOrder(pool: Pool, input: PurchaseInput): Promise<PurchaseDecision> {
-  const connection = await pool.getConnection();
-  try {
-    let results: unknown[];
-    try {
-      // A hung database must not hold a slot forever: past the timeout the outcome is unknown.
-      [results] = (await connection.query({ sql: decideSql, timeout: decideTimeoutMs }, [
-        input.activityId,
-        input.skuId,
-        input.requestId,
-        input.userId,
-        input.activityId,
-        input.skuId,
-        input.requestId,
-      ])) as unknown as [unknown[]];
-    } catch (error) {
-      // The batch stops at the failing statement, before its COMMIT: undo the decrement, if any.
-      if (isConnectionLoss(error)) throw error;
-      await connection.query("ROLLBACK");
-      if ((error as { errno?: number }).errno === DUPLICATE_KEY) return resolveConflict(connection, input);
-      throw error;
-    }
-    const decremented = (results[1] as Affected).affectedRows === 1;
-    const order = (results[5] as OrderRow[])[0];
-    if (decremented && order) return { kind: "created", order: toOrder(order) };
-    // Nothing decremented (nothing committed): sold out, not open, or unknown. Rare with reservations.
-    const [sale] = await connection.query<RowDataPacket[]>(
-      `SELECT s.available, (NOW(3) >= a.starts_at AND NOW(3) < a.ends_at) AS open
-         FROM sale_stock s JOIN activity a ON a.id = s.activity_id WHERE s.activity_id = ? AND s.sku_id = ?`,
-      [input.activityId, input.skuId],
-    );
-    if (!sale[0]) return { kind: "unknown_sku" };
-    return Number(sale[0].open) ? { kind: "sold_out" } : { kind: "not_open" };
-  } catch (error) {
-    if (isConnectionLoss(error)) {
-      // The COMMIT may or may not have run.
-      connection.destroy();
-      throw new OutcomeUnknownError((error as Error).message);
-    }
-    throw error;
-  } finally {
-    connection.release();
-  }
+export function placeOrder(pool: Pool, input: PurchaseInput): Promise<PurchaseDecision> {
+  const params = [
+    input.activityId,
+    input.skuId,
+    input.requestId,
+    input.userId,
+    input.activityId,
+    input.skuId,
+    input.requestId,
+  ];
+  return decideOnConnection(pool, decideSql, params, {
+    async committed(results, connection) {
+      const decremented = (results[1] as Affected).affectedRows === 1;
+      const order = (results[5] as OrderRow[])[0];
+      if (decremented && order) return { kind: "created", order: toOrder(order) };
+      // Nothing decremented (nothing committed): sold out, not open, or unknown. Rare with reservations.
+      const [sale] = await connection.query<RowDataPacket[]>(
+        `SELECT s.available, (NOW(3) >= a.starts_at AND NOW(3) < a.ends_at) AS open
+           FROM sale_stock s JOIN activity a ON a.id = s.activity_id WHERE s.activity_id = ? AND s.sku_id = ?`,
+        [input.activityId, input.skuId],
+      );
+      if (!sale[0]) return { kind: "unknown_sku" };
+      return Number(sale[0].open) ? { kind: "sold_out" } : { kind: "not_open" };
+    },
+    duplicate: (connection) => resolveConflict(connection, input),
+  });
 }
 
 /**
@@ -124,6 +107,35 @@ SELECT ${orderColumns} FROM sale_order WHERE request_id IN (${inputs.map(() => "
     skuId,
     ...inputs.map((input) => input.requestId),
   ];
+  return decideOnConnection(pool, sql, params, {
+    committed(results) {
+      if ((results[1] as Affected).affectedRows !== 1) return null;
+      const byKey = new Map((results[5] as OrderRow[]).map((row) => [row.request_id, toOrder(row)]));
+      return inputs.map((input) => {
+        const order = byKey.get(input.requestId);
+        // Cannot happen (we read our own commit), but if it did the unit is sold: never release it.
+        if (!order) throw new OutcomeUnknownError(`batch committed without the order of ${input.requestId}`);
+        return order;
+      });
+    },
+    duplicate: () => null,
+  });
+}
+
+/**
+ * Sends one decision batch on a connection of its own. A failing statement stops the batch before its
+ * COMMIT and is rolled back (`duplicate` resolves a unique-key conflict); a connection lost, or a batch
+ * past the timeout (a hung database must not hold a slot forever), is an unknown outcome.
+ */
+async function decideOnConnection<T>(
+  pool: Pool,
+  sql: string,
+  params: unknown[],
+  decide: {
+    committed: (results: unknown[], connection: PoolConnection) => T | Promise<T>;
+    duplicate: (connection: PoolConnection) => T | Promise<T>;
+  },
+): Promise<T> {
   const connection = await pool.getConnection();
   try {
     let results: unknown[];
@@ -134,19 +146,13 @@ SELECT ${orderColumns} FROM sale_order WHERE request_id IN (${inputs.map(() => "
     } catch (error) {
       if (isConnectionLoss(error)) throw error;
       await connection.query("ROLLBACK");
-      if ((error as { errno?: number }).errno === DUPLICATE_KEY) return null;
+      if ((error as { errno?: number }).errno === DUPLICATE_KEY) return await decide.duplicate(connection);
       throw error;
     }
-    if ((results[1] as Affected).affectedRows !== 1) return null;
-    const byKey = new Map((results[5] as OrderRow[]).map((row) => [row.request_id as string, toOrder(row)]));
-    return inputs.map((input) => {
-      const order = byKey.get(input.requestId);
-      // Cannot happen (we read our own commit), but if it did the unit is sold: never release it.
-      if (!order) throw new OutcomeUnknownError(`batch committed without the order of ${input.requestId}`);
-      return order;
-    });
+    return await decide.committed(results, connection);
   } catch (error) {
     if (isConnectionLoss(error)) {
+      // The COMMIT may or may not have run.
       connection.destroy();
       throw new OutcomeUnknownError((error as Error).message);
     }
