@@ -109,6 +109,8 @@ export function placePurchaseHandler(deps: {
       .then((result) => {
         admitted(result.kind).inc();
         send(resultReply(result, traceId));
-      }, fail);
+      }, fail)
+      // Only a broken socket could throw here; it must never become an unhandled rejection.
+      .catch((err) => logger.error({ err, traceId, path: route }, "reply failed"));
   };
 }
