@@ -31,10 +31,6 @@ const only =
   onlyAt < 0
     ? undefined
     : (args[onlyAt].includes("=") ? args[onlyAt].split("=")[1] : args[onlyAt + 1])?.split(",");
-args
-  .find((a) => a.startsWith("--only"))
-  ?.split("=")[1]
-  ?.split(",") ?? args[args.indexOf("--only") + 1]?.split(",");
 const wanted = (name: string) => !only || only.includes(name);
 
 const facts = machineFacts();

@@ -1,10 +1,13 @@
 import { createJwtVerifier } from "@flashgate/auth";
 import type { Context } from "hono";
 
-/** The same request contract and token check as flashgate, so the baselines differ only in design. */
-export function parsePurchase(c: Context, secret: string) {
+/**
+ * The same request contract and token check as flashgate (one verifier per process, with its
+ * verified-token cache), so the baselines differ only in design.
+ */
+export function purchaseParser(secret: string) {
   const verify = createJwtVerifier(secret);
-  return async () => {
+  return async (c: Context) => {
     const auth = c.req.header("authorization") ?? "";
     let userId: string;
     try {

@@ -3,15 +3,15 @@
 import { createPool, placeOrder } from "@flashgate/db";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
-import { env, parsePurchase } from "./common.ts";
+import { env, purchaseParser } from "./common.ts";
 
 const pool = createPool(env("DATABASE_URL"), { connectionLimit: 8, multipleStatements: true });
-const secret = env("AUTH_JWT_SECRET");
+const parsePurchase = purchaseParser(env("AUTH_JWT_SECRET"));
 let transactions = 0;
 
 const app = new Hono()
   .post("/v1/purchases", async (c) => {
-    const parsed = await parsePurchase(c, secret)();
+    const parsed = await parsePurchase(c);
     if ("error" in parsed) return parsed.error;
     transactions += 1;
     try {

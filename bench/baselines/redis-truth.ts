@@ -5,7 +5,7 @@ import { createPool } from "@flashgate/db";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { Redis } from "ioredis";
-import { env, parsePurchase } from "./common.ts";
+import { env, purchaseParser } from "./common.ts";
 
 const pool = createPool(env("DATABASE_URL"), { connectionLimit: 4 });
 const redis = new Redis(env("REDIS_URL"));
@@ -13,7 +13,7 @@ redis.defineCommand("buy", {
   numberOfKeys: 3,
   lua: readFileSync(new URL("./redis-truth.lua", import.meta.url), "utf8"),
 });
-const secret = env("AUTH_JWT_SECRET");
+const parsePurchase = purchaseParser(env("AUTH_JWT_SECRET"));
 const keys = (a: number, s: number) => [
   `rt:{${a}:${s}}:stock`,
   `rt:{${a}:${s}}:buyers`,
@@ -23,7 +23,7 @@ let transactions = 0;
 
 const app = new Hono()
   .post("/v1/purchases", async (c) => {
-    const p = await parsePurchase(c, secret)();
+    const p = await parsePurchase(c);
     if ("error" in p) return p.error;
     const order = JSON.stringify({
       requestId: p.requestId,

@@ -1,5 +1,6 @@
 import { compareSku, type FlashgateRedis } from "@flashgate/cache";
 import { parsePrometheus, sumOf } from "@flashgate/telemetry";
+import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
@@ -39,8 +40,20 @@ export async function storm(
     const load = await runLoad(system.url, profile.requests, profile.connections, (i) =>
       purchaseRequest(sale, tokens[i % profile.users], `storm-${sale.activityId}-${i}`),
     );
-    // Let asynchronous parts settle (the CDC apply, or the baseline's order writer) before judging.
-    await new Promise((r) => setTimeout(r, 3000));
+    // Asynchronous parts settle before judging: the baseline's order writer has persisted every 201,
+    // flashgate's CDC has applied every sale. One that never settles is judged as it stands after 15 s.
+    const created = load.latencies["201"]?.length ?? 0;
+    await eventually(
+      async () => {
+        if ((await unitsSold(pool, sale)) < created) throw new Error("orders still being written");
+        if (
+          system === systems.flashgate &&
+          !(await compareSku(pool, redis, sale.activityId, sale.skuId)).equal
+        )
+          throw new Error("cache still catching up");
+      },
+      { timeoutMs: 15_000 },
+    ).catch(() => {});
     const transactions =
       (system === systems.flashgate
         ? await apiTransactions(system.url)

@@ -102,5 +102,5 @@ export function createApp(deps: AppDeps) {
     if (incoming.method === "POST" && incoming.url === placePurchaseRoute) placePurchase(incoming, outgoing);
     else honoListener(incoming, outgoing);
   };
-  return Object.assign(app, { purchases, metrics, guard, listener });
+  return Object.assign(app, { metrics, listener });
 }

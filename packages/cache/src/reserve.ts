@@ -9,7 +9,7 @@ export type ReserveOutcome =
   | { outcome: "ENDED" }
   | { outcome: "ALREADY" }
   | { outcome: "IN_FLIGHT"; requestId: string }
-  | { outcome: "SOLD_OUT"; appliedAvailable: number };
+  | { outcome: "SOLD_OUT" };
 
 export interface ReserveInput {
   activityId: number;
@@ -53,7 +53,6 @@ export async function reserveUnit(
     case "IN_FLIGHT":
       return { outcome, requestId: String(detail) };
     case "SOLD_OUT":
-      return { outcome, appliedAvailable: Number(detail) };
     case "NOT_LOADED":
     case "NOT_STARTED":
     case "ENDED":

@@ -34,9 +34,9 @@ export function createSoldOutShortcut(
       return order === requestId ? undefined : "ALREADY_PURCHASED";
     },
     /** Called when Redis answered SOLD_OUT. */
-    soldOut(activityId: number, skuId: number): void {
+    soldOut(activityId: number, skuId: number, nowMs = Date.now()): void {
       const key = `${activityId}:${skuId}`;
-      if (ttlMs <= 0 || loading.has(key) || (entries.get(key)?.until ?? 0) > Date.now()) return;
+      if (ttlMs <= 0 || loading.has(key) || (entries.get(key)?.until ?? 0) > nowMs) return;
       loading.add(key);
       loadBuyers(activityId, skuId)
         .then((buyers) => {
