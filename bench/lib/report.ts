@@ -74,7 +74,7 @@ export function writeResultsMarkdown(facts: Record<string, unknown>): void {
     lines.push(
       `## Storm (${results.storm.file})`,
       "",
-      `${storm.profile.units} units, ${storm.profile.requests} requests from ${storm.profile.users} users, ${storm.profile.connections} connections.`,
+      `${storm.profile.units} units, ${storm.profile.requests} requests from ${storm.profile.users} users, ${storm.profile.connections} connections; each system first serves an uncounted warm-up sale a tenth that size (other users).`,
       "",
     );
     lines.push(
