@@ -40,7 +40,11 @@ export function createApp(deps: AppDeps) {
     redis,
     pool,
     guard,
-    batch: { maxSize: config.DB_MAX_BATCH, maxWaitMs: config.DB_QUEUE_TIMEOUT_MS },
+    batch: {
+      maxSize: config.DB_MAX_BATCH,
+      maxWaitMs: config.DB_QUEUE_TIMEOUT_MS,
+      gatherMs: config.DB_BATCH_GATHER_MS,
+    },
     limits: {
       reservationTtlMs: config.RESERVATION_TTL_MS,
       rateLimit: config.RATE_LIMIT,

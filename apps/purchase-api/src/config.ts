@@ -16,6 +16,7 @@ export const purchaseApiConfigSchema = z.object({
   DB_MAX_QUEUE: int(256, 0),
   DB_MAX_BATCH: int(100),
   DB_QUEUE_TIMEOUT_MS: int(2000),
+  DB_BATCH_GATHER_MS: int(5, 0),
   RESERVATION_TTL_MS: int(15_000),
   RATE_LIMIT: int(10),
   RATE_WINDOW_MS: int(1000),

@@ -53,20 +53,26 @@ export interface Reply {
   body: string;
 }
 
+const problemType = (code: ErrorCode) =>
+  `https://flashgate.dev/problems/${code.toLowerCase().replaceAll("_", "-")}`;
+
+// The fixed members of each code's problem, serialised once: a sold-out storm sends the same one
+// a hundred thousand times, and only detail and traceId differ.
+const problemHeads = new Map(
+  (Object.keys(errorStatus) as ErrorCode[]).map((code) => [
+    code,
+    JSON.stringify({ type: problemType(code), title: titles[code], status: errorStatus[code] }).slice(0, -1),
+  ]),
+);
+
 /** RFC 9457 problem details. Expected rejections build them directly: no exception, no stack capture. */
 export function problemReply(code: ErrorCode, detail: string, traceId: string, retryAfterS?: number): Reply {
   const status = errorStatus[code];
   const headers: Record<string, string> = { "content-type": "application/problem+json" };
   if (retryAfterS !== undefined || status === 429 || status === 503)
     headers["retry-after"] = String(retryAfterS ?? 1);
-  const body = JSON.stringify({
-    type: `https://flashgate.dev/problems/${code.toLowerCase().replaceAll("_", "-")}`,
-    title: titles[code],
-    status,
-    detail,
-    code: code === "PAYLOAD_TOO_LARGE" ? "INVALID_REQUEST" : code,
-    traceId,
-  });
+  const wireCode = code === "PAYLOAD_TOO_LARGE" ? "INVALID_REQUEST" : code;
+  const body = `${problemHeads.get(code)},"detail":${JSON.stringify(detail)},"code":"${wireCode}","traceId":${JSON.stringify(traceId)}}`;
   return { status, headers, body };
 }
 

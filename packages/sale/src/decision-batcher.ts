@@ -10,6 +10,12 @@ import type { Pool } from "mysql2/promise";
 import { OverloadedError, type OverloadGuard } from "./overload-guard.ts";
 import type { TransactionOutcome } from "./purchase.ts";
 
+interface Queue {
+  waiting: Waiting[];
+  /** Set while the queue gathers after a batch: ends the gathering early once a batch is full. */
+  full?: () => void;
+}
+
 interface Waiting {
   input: PurchaseInput;
   since: number;
@@ -23,6 +29,8 @@ interface Waiting {
  * redo log flushed once per batch instead of once per buyer (ADR 0007). A lone buyer goes at once.
  * A batch that cannot commit whole (too few units, a duplicate) is decided buyer by buyer, so every
  * outcome stays exact. The number waiting is bounded by the reservations Redis handed out.
+ * Right after a batch, the next one gathers for up to `gatherMs` (or until full): the buyers just
+ * answered come back as a burst, and the first of them must not go alone with the rest queued behind.
  */
 export function createDecisionBatcher(deps: {
   pool: Pool;
@@ -30,10 +38,12 @@ export function createDecisionBatcher(deps: {
   maxBatch: number;
   /** A buyer who waited longer than this for their batch is answered "overloaded" instead. */
   maxWaitMs: number;
+  /** How long the batch after a batch gathers buyers (0: it goes at once, as the first batch does). */
+  gatherMs: number;
   onTransaction: (outcome: TransactionOutcome) => void;
 }) {
-  const { pool, guard, maxBatch, maxWaitMs, onTransaction } = deps;
-  const skus = new Map<string, Waiting[]>();
+  const { pool, guard, maxBatch, maxWaitMs, gatherMs, onTransaction } = deps;
+  const skus = new Map<string, Queue>();
 
   async function decideAlone(input: PurchaseInput): Promise<PurchaseDecision> {
     const decision = await placeOrder(pool, input);
@@ -61,10 +71,20 @@ export function createDecisionBatcher(deps: {
     for (const waiting of batch) waiting.resolve(await decideAlone(waiting.input));
   }
 
-  async function drain(key: string, queue: Waiting[]) {
-    while (queue.length > 0) {
+  const gather = (queue: Queue) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => queue.full?.(), gatherMs);
+      queue.full = () => {
+        clearTimeout(timer);
+        queue.full = undefined;
+        resolve();
+      };
+    });
+
+  async function drain(key: string, queue: Queue) {
+    while (queue.waiting.length > 0) {
       const tooOld = performance.now() - maxWaitMs;
-      const batch = queue.splice(0, maxBatch).filter((waiting) => {
+      const batch = queue.waiting.splice(0, maxBatch).filter((waiting) => {
         if (waiting.since >= tooOld) return true;
         waiting.reject(new OverloadedError("waited too long for a database slot"));
         return false;
@@ -78,6 +98,7 @@ export function createDecisionBatcher(deps: {
         // Whoever is still undecided shares the failure (overload, lost database, unknown outcome).
         for (const waiting of batch) waiting.reject(error);
       }
+      if (gatherMs > 0 && queue.waiting.length < maxBatch) await gather(queue);
     }
     skus.delete(key);
   }
@@ -89,10 +110,11 @@ export function createDecisionBatcher(deps: {
         const waiting = { input, since: performance.now(), resolve, reject };
         const queue = skus.get(key);
         if (queue) {
-          queue.push(waiting);
+          queue.waiting.push(waiting);
+          if (queue.waiting.length >= maxBatch) queue.full?.();
           return;
         }
-        const fresh = [waiting];
+        const fresh: Queue = { waiting: [waiting] };
         skus.set(key, fresh);
         void drain(key, fresh);
       });

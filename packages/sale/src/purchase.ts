@@ -44,8 +44,9 @@ export interface PurchaseServiceOptions {
   redis: FlashgateRedis;
   pool: Pool;
   guard: OverloadGuard;
-  /** Buyers of one SKU decided per transaction, at most; and how long one may wait for their batch. */
-  batch: { maxSize: number; maxWaitMs: number };
+  /** Buyers of one SKU decided per transaction, at most; how long one may wait for their batch; how
+   * long the batch after a batch gathers buyers. */
+  batch: { maxSize: number; maxWaitMs: number; gatherMs: number };
   limits: FastPathLimits;
   /** How long a SOLD_OUT seen in Redis (with nothing reserved) is answered locally. This bounds staleness. */
   soldOutCacheMs: number;
@@ -62,6 +63,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
     guard,
     maxBatch: options.batch.maxSize,
     maxWaitMs: options.batch.maxWaitMs,
+    gatherMs: options.batch.gatherMs,
     onTransaction: (outcome) => observer.transaction(outcome),
   });
   const soldOut = createSoldOutShortcut(options.soldOutCacheMs, (activityId, skuId) =>

@@ -3,24 +3,64 @@ import { createSoldOutShortcut } from "./sold-out-shortcut.ts";
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 
+/** A shortcut on a clock the test moves, counting how often MySQL is asked. */
+function shortcutOn(ttlMs: number, buyers: () => Map<string, string> | null) {
+  const clock = { ms: 1_000_000 };
+  let loads = 0;
+  const shortcut = createSoldOutShortcut(
+    ttlMs,
+    async () => {
+      loads += 1;
+      return buyers();
+    },
+    { now: () => clock.ms },
+  );
+  return { shortcut, clock, loads: () => loads };
+}
+
 describe("sold-out shortcut", () => {
   it("rejects locally for the ttl: SOLD_OUT to non-buyers, ALREADY_PURCHASED to a buyer's new key; then expires", async () => {
-    const shortcut = createSoldOutShortcut(100, async () => new Map([["42", "key-of-42"]]));
+    const { shortcut, clock } = shortcutOn(100, () => new Map([["42", "key-of-42"]]));
     expect(shortcut.answer(1, 2, "7", "k7")).toBeUndefined();
     shortcut.soldOut(1, 2);
     await settle();
-    const now = Date.now();
-    expect(shortcut.answer(1, 2, "7", "k7", now)).toBe("SOLD_OUT");
-    expect(shortcut.answer(1, 2, "42", "another-key", now)).toBe("ALREADY_PURCHASED");
+    expect(shortcut.answer(1, 2, "7", "k7")).toBe("SOLD_OUT");
+    expect(shortcut.answer(1, 2, "42", "another-key")).toBe("ALREADY_PURCHASED");
     // The buyer's own key takes the full path, which answers with their order.
-    expect(shortcut.answer(1, 2, "42", "key-of-42", now)).toBeUndefined();
-    expect(shortcut.answer(1, 3, "7", "k7", now)).toBeUndefined();
-    expect(shortcut.answer(1, 2, "7", "k7", now + 101)).toBeUndefined();
+    expect(shortcut.answer(1, 2, "42", "key-of-42")).toBeUndefined();
+    expect(shortcut.answer(1, 3, "7", "k7")).toBeUndefined();
+    clock.ms += 101;
+    expect(shortcut.answer(1, 2, "7", "k7")).toBeUndefined();
+  });
+
+  it("takes a snapshot in use again in the last quarter of its life, and drops it when units are back", async () => {
+    let soldOut = true;
+    const { shortcut, clock, loads } = shortcutOn(100, () => (soldOut ? new Map() : null));
+    shortcut.soldOut(1, 2);
+    await settle();
+    clock.ms += 70; // 30 ms left: not yet renewed
+    expect(shortcut.answer(1, 2, "7", "k7")).toBe("SOLD_OUT");
+    await settle();
+    expect(loads()).toBe(1);
+    clock.ms += 10; // 20 ms left: renewed while still answering
+    expect(shortcut.answer(1, 2, "7", "k7")).toBe("SOLD_OUT");
+    await settle();
+    expect(loads()).toBe(2);
+    clock.ms += 70; // past the first snapshot, 30 ms left of the renewed one
+    expect(shortcut.answer(1, 2, "7", "k7")).toBe("SOLD_OUT");
+    await settle();
+    expect(loads()).toBe(2);
+    soldOut = false; // a restock: the next renewal finds units and the shortcut steps aside
+    clock.ms += 10;
+    expect(shortcut.answer(1, 2, "7", "k7")).toBe("SOLD_OUT");
+    await settle();
+    expect(loads()).toBe(3);
+    expect(shortcut.answer(1, 2, "7", "k7")).toBeUndefined();
   });
 
   it("stays off while MySQL still has units, and looks again soon", async () => {
     let mysqlSoldOut = false;
-    const shortcut = createSoldOutShortcut(100, async () =>
+    const { shortcut, clock, loads } = shortcutOn(100, () =>
       mysqlSoldOut ? new Map([["42", "key-of-42"]]) : null,
     );
     shortcut.soldOut(1, 2);
@@ -29,11 +69,12 @@ describe("sold-out shortcut", () => {
     mysqlSoldOut = true;
     shortcut.soldOut(1, 2); // within the short retry interval: no new look
     await settle();
+    expect(loads()).toBe(1);
     expect(shortcut.answer(1, 2, "7", "k7")).toBeUndefined();
-    const later = Date.now() + 25; // past the retry interval (ttl / 5)
-    shortcut.soldOut(1, 2, later);
+    clock.ms += 25; // past the retry interval (ttl / 5)
+    shortcut.soldOut(1, 2);
     await settle();
-    expect(shortcut.answer(1, 2, "7", "k7", later)).toBe("SOLD_OUT");
+    expect(shortcut.answer(1, 2, "7", "k7")).toBe("SOLD_OUT");
   });
 
   it("is off with a zero ttl and when loading buyers fails", async () => {

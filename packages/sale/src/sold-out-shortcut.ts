@@ -4,47 +4,56 @@
  * SOLD_OUT, a buyer with another key ALREADY_PURCHASED, and a buyer's retry with their own key takes
  * the full path so they get their order back. It does not wait for CDC to apply the last sales, and a
  * restock or closure is seen at most `ttlMs` late: the shortcut only ever rejects, it never admits.
- * While MySQL still has units (held by reservations in flight), it looks again after `ttlMs / 5`.
+ * A snapshot in use is taken again from MySQL in the last quarter of its life, so a long sold-out
+ * stretch is never sent to Redis in a burst each time a snapshot lapses. While MySQL still has units
+ * (held by reservations in flight), it looks again after `ttlMs / 5`.
  */
 export function createSoldOutShortcut(
   ttlMs: number,
   loadBuyers: (activityId: number, skuId: number) => Promise<Map<string, string> | null>,
-  maxSkus = 10_000,
+  options: { maxSkus?: number; now?: () => number } = {},
 ) {
+  const { maxSkus = 10_000, now = Date.now } = options;
   const entries = new Map<string, { until: number; buyers: Map<string, string> | null }>();
   const loading = new Set<string>();
+
+  function load(key: string, activityId: number, skuId: number) {
+    if (loading.has(key)) return;
+    loading.add(key);
+    loadBuyers(activityId, skuId)
+      .then((buyers) => {
+        if (entries.size >= maxSkus) entries.clear();
+        entries.set(key, { until: now() + (buyers ? ttlMs : ttlMs / 5), buyers });
+      })
+      .catch(() => {})
+      .finally(() => loading.delete(key));
+  }
+
   return {
     answer(
       activityId: number,
       skuId: number,
       userId: string,
       requestId: string,
-      nowMs = Date.now(),
     ): "SOLD_OUT" | "ALREADY_PURCHASED" | undefined {
       const key = `${activityId}:${skuId}`;
       const entry = entries.get(key);
-      if (!entry) return undefined;
-      if (entry.until <= nowMs) {
+      if (!entry?.buyers) return undefined;
+      const left = entry.until - now();
+      if (left <= 0) {
         entries.delete(key);
         return undefined;
       }
-      if (!entry.buyers) return undefined;
+      if (left < ttlMs / 4) load(key, activityId, skuId);
       const order = entry.buyers.get(userId);
       if (order === undefined) return "SOLD_OUT";
       return order === requestId ? undefined : "ALREADY_PURCHASED";
     },
     /** Called when Redis answered SOLD_OUT. */
-    soldOut(activityId: number, skuId: number, nowMs = Date.now()): void {
+    soldOut(activityId: number, skuId: number): void {
       const key = `${activityId}:${skuId}`;
-      if (ttlMs <= 0 || loading.has(key) || (entries.get(key)?.until ?? 0) > nowMs) return;
-      loading.add(key);
-      loadBuyers(activityId, skuId)
-        .then((buyers) => {
-          if (entries.size >= maxSkus) entries.clear();
-          entries.set(key, { until: Date.now() + (buyers ? ttlMs : ttlMs / 5), buyers });
-        })
-        .catch(() => {})
-        .finally(() => loading.delete(key));
+      if (ttlMs <= 0 || (entries.get(key)?.until ?? 0) > now()) return;
+      load(key, activityId, skuId);
     },
   };
 }

@@ -20,6 +20,7 @@ describe("decision batcher (group commit on the hot row, real MariaDB)", () => {
       guard: createOverloadGuard({ maxInFlight: 8, maxQueue: 256, maxWaitMs: 2000 }),
       maxBatch,
       maxWaitMs: 5000,
+      gatherMs: 0,
       onTransaction: (outcome) => transactions.push(outcome),
     });
     return { decisions, transactions };
