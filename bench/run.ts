@@ -1,4 +1,6 @@
-// npm run bench [-- --quick] [-- --only storm,drift,lag,micro]
+// npm run bench [-- --quick] [-- --only storm,drift,lag,micro] [-- --processes N]
+
+import { availableParallelism } from "node:os";
 import { withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
 import { down } from "@flashgate/stack";
@@ -32,24 +34,32 @@ const only =
     ? undefined
     : (args[onlyAt].includes("=") ? args[onlyAt].split("=")[1] : args[onlyAt + 1])?.split(",");
 const wanted = (name: string) => !only || only.includes(name);
+// Each design runs as it would be deployed: one server process per core, load spread over them.
+const processesAt = args.indexOf("--processes");
+const processes = processesAt < 0 ? availableParallelism() : Number(args[processesAt + 1]);
 
 const facts = machineFacts();
-process.stderr.write(`flashgate bench (${quick ? "quick" : "full"}) on ${JSON.stringify(facts)}\n`);
+process.stderr.write(
+  `flashgate bench (${quick ? "quick" : "full"}, ${processes} server processes per design) on ${JSON.stringify(facts)}\n`,
+);
 const { ctx, env } = await startBenchStack();
 const pool = createPool(env.DATABASE_URL, { connectionLimit: 16 });
 const redis = withScripts(new Redis(env.REDIS_URL));
 const systems: Systems = {
-  flashgate: await startFlashgate(env),
-  mysqlOnly: await startMysqlOnly(env),
-  redisTruth: await startRedisTruth(env),
+  flashgate: await startFlashgate(env, processes),
+  mysqlOnly: await startMysqlOnly(env, processes),
+  redisTruth: await startRedisTruth(env, processes),
   hello: await startHello(),
 };
 
 try {
   if (wanted("storm")) {
-    const profile = quick
-      ? { units: 200, requests: 20_000, users: 5_000, connections: 100 }
-      : { units: 1000, requests: 100_000, users: 20_000, connections: 100 };
+    const profile = {
+      ...(quick
+        ? { units: 200, requests: 20_000, users: 5_000, connections: 100 }
+        : { units: 1000, requests: 100_000, users: 20_000, connections: 100 }),
+      processesPerSystem: processes,
+    };
     process.stderr.write(`▸ storm ${JSON.stringify(profile)}\n`);
     process.stderr.write(
       `  → ${writeResult("storm", { facts, ...(await storm(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,

@@ -69,15 +69,16 @@ function parseResponse(buffer: Buffer): { status: number; code?: string; size: n
  * as soon as the previous answer arrives, until `total` requests are done. It writes pre-built bytes
  * to plain sockets and parses only the status, length and problem code, so on a two-core machine it
  * takes as little CPU from the systems under test as possible. Outcomes are labelled by status and
- * problem code so latency can be reported per outcome.
+ * problem code so latency can be reported per outcome. Given several servers (one design's
+ * processes), connections are spread over them in turn, as a balancer in front of them would.
  */
 export async function runLoad(
-  url: string,
+  servers: string | string[],
   total: number,
   connections: number,
   next: (index: number) => LoadRequest,
 ): Promise<LoadResult> {
-  const { hostname, port, host } = new URL(url);
+  const urls = (Array.isArray(servers) ? servers : [servers]).map((url) => new URL(url));
   const latencies: Record<string, number[]> = {};
   let issued = 0;
   // Answers per outcome in each 250 ms of the run: where the time of a storm goes.
@@ -91,7 +92,7 @@ export async function runLoad(
     timeline[slot][label] = (timeline[slot][label] ?? 0) + 1;
   };
 
-  const drive = (socket: Socket) =>
+  const drive = (socket: Socket, host: string) =>
     new Promise<void>((resolve) => {
       let buffer: Buffer = Buffer.alloc(0);
       let sentAt = 0;
@@ -123,8 +124,9 @@ export async function runLoad(
   const sockets = await Promise.all(
     Array.from(
       { length: connections },
-      () =>
+      (_, i) =>
         new Promise<Socket>((resolve, reject) => {
+          const { port, hostname } = urls[i % urls.length];
           const socket = connect(Number(port), hostname, () => resolve(socket));
           socket.setNoDelay(true);
           socket.once("error", reject);
@@ -132,7 +134,7 @@ export async function runLoad(
     ),
   );
   started = performance.now();
-  await Promise.all(sockets.map(drive));
+  await Promise.all(sockets.map((socket, i) => drive(socket, urls[i % urls.length].host)));
   const elapsedMs = performance.now() - started;
   const answered = Object.values(latencies).reduce((sum, values) => sum + values.length, 0);
   // A request without an answer (a connection that broke) is an error.

@@ -6,7 +6,10 @@ import { freePort } from "@flashgate/testkit";
 
 export interface RunningSystem {
   name: string;
+  /** The first process: for one-process measurements. */
   url: string;
+  /** Every process of the design, each on its own port; a load spreads its connections over them. */
+  urls: string[];
   stop: () => Promise<void>;
 }
 
@@ -15,7 +18,7 @@ async function startProcess(
   entry: string,
   env: Record<string, string>,
   readyPath: string,
-): Promise<RunningSystem & { child: ChildProcess }> {
+): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
   const port = await freePort();
   const child = spawn(process.execPath, [join(repoRoot, entry)], {
     env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: "warn" },
@@ -34,7 +37,6 @@ async function startProcess(
     await sleep(200);
   }
   return {
-    name,
     url,
     child,
     stop: () =>
@@ -46,22 +48,42 @@ async function startProcess(
   };
 }
 
-export async function startFlashgate(env: Record<string, string>) {
+/** `processes` copies of one server, as a deployment runs one per core behind a balancer. */
+async function startProcesses(
+  name: string,
+  entry: string,
+  env: Record<string, string>,
+  readyPath: string,
+  processes: number,
+): Promise<RunningSystem> {
+  const started: Awaited<ReturnType<typeof startProcess>>[] = [];
+  for (let i = 0; i < processes; i++) started.push(await startProcess(name, entry, env, readyPath));
+  return {
+    name,
+    url: started[0].url,
+    urls: started.map((process) => process.url),
+    stop: async () => {
+      await Promise.all(started.map((process) => process.stop()));
+    },
+  };
+}
+
+export async function startFlashgate(env: Record<string, string>, processes: number) {
   const maintainer = await startProcess(
     "cache-maintainer",
     "apps/cache-maintainer/src/main.ts",
     { ...env, DRIFT_INTERVAL_MS: "0", EXPIRY_INTERVAL_MS: "0" },
     "/readyz",
   );
-  const api = await startProcess(
-    "purchase-api",
+  const api = await startProcesses(
+    "flashgate",
     "apps/purchase-api/src/main.ts",
     { ...env, RATE_LIMIT: "20" },
     "/readyz",
+    processes,
   );
   return {
-    name: "flashgate",
-    url: api.url,
+    ...api,
     maintainerUrl: maintainer.url,
     stop: async () => {
       await api.stop();
@@ -70,8 +92,8 @@ export async function startFlashgate(env: Record<string, string>) {
   };
 }
 
-export const startMysqlOnly = (env: Record<string, string>) =>
-  startProcess("mysql-only", "bench/baselines/mysql-only.ts", env, "/stats");
-export const startRedisTruth = (env: Record<string, string>) =>
-  startProcess("redis-as-truth", "bench/baselines/redis-truth.ts", env, "/stats");
-export const startHello = () => startProcess("node:http hello", "bench/baselines/hello.ts", {}, "/");
+export const startMysqlOnly = (env: Record<string, string>, processes: number) =>
+  startProcesses("mysql-only", "bench/baselines/mysql-only.ts", env, "/stats", processes);
+export const startRedisTruth = (env: Record<string, string>, processes: number) =>
+  startProcesses("redis-as-truth", "bench/baselines/redis-truth.ts", env, "/stats", processes);
+export const startHello = () => startProcesses("node:http hello", "bench/baselines/hello.ts", {}, "/", 1);

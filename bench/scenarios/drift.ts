@@ -20,7 +20,7 @@ export async function driftScenario(
   for (const system of [systems.flashgate, systems.redisTruth, systems.mysqlOnly]) {
     const sale = await openSale(systems, system, pool, redis, 200);
     const first = mintTokens(secret, 400, 20_000_000);
-    await runLoad(system.url, 400, 20, (i) => purchaseRequest(sale, first[i], `d1-${sale.activityId}-${i}`));
+    await runLoad(system.urls, 400, 20, (i) => purchaseRequest(sale, first[i], `d1-${sale.activityId}-${i}`));
     await new Promise((r) => setTimeout(r, 1500));
 
     // The DBA and the back-office, straight into MySQL.
@@ -58,7 +58,7 @@ export async function driftScenario(
     let sellOutMs: number | null = null;
     let round = 0;
     while (Date.now() - editedAt < windowS * 1000) {
-      await runLoad(system.url, 200, 10, (i) =>
+      await runLoad(system.urls, 200, 10, (i) =>
         purchaseRequest(
           sale,
           buyers[(round * 200 + i) % buyers.length],

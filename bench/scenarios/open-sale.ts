@@ -7,7 +7,7 @@ import type { Systems } from "../run.ts";
 /** A fresh sale in MySQL, made ready the way each design does it: CDC for flashgate, a copy for Redis-as-truth. */
 export async function openSale(
   systems: Systems,
-  system: { url: string },
+  system: { urls: string[] },
   pool: Pool,
   redis: FlashgateRedis,
   units: number,
@@ -23,7 +23,9 @@ export async function openSale(
       { timeoutMs: 30_000 },
     );
   }
+  // Every process's writer watches the sale's queue.
   if (system === systems.redisTruth)
-    await fetch(`${system.url}/admin/load/${sale.activityId}/${sale.skuId}`, { method: "POST" });
+    for (const url of system.urls)
+      await fetch(`${url}/admin/load/${sale.activityId}/${sale.skuId}`, { method: "POST" });
   return sale;
 }

@@ -4,6 +4,7 @@ import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
+import type { RunningSystem } from "../lib/systems.ts";
 import type { Systems } from "../run.ts";
 import { openSale } from "./open-sale.ts";
 
@@ -21,6 +22,11 @@ const apiTransactions = async (url: string) =>
   );
 const statsTransactions = async (url: string) =>
   ((await (await fetch(`${url}/stats`)).json()) as { transactions: number }).transactions;
+/** Database purchase transactions so far, summed over the design's processes. */
+const transactionsOf = async (systems: Systems, system: RunningSystem) => {
+  const count = system === systems.flashgate ? apiTransactions : statsTransactions;
+  return (await Promise.all(system.urls.map(count))).reduce((sum, n) => sum + n, 0);
+};
 
 /** 1,000 units, 100,000 requests from 20,000 users, as fast as the machine allows, for each design. */
 export async function storm(
@@ -38,14 +44,13 @@ export async function storm(
     // A small sale first (a tenth of the units and requests, not counted) warms each system and the
     // stack behind it (JIT, pools, the CDC path), as a system in service is warm when a sale opens.
     const warmUp = await openSale(systems, system, pool, redis, Math.ceil(profile.units / 10));
-    await runLoad(system.url, Math.ceil(profile.requests / 10), profile.connections, (i) =>
+    await runLoad(system.urls, Math.ceil(profile.requests / 10), profile.connections, (i) =>
       purchaseRequest(warmUp, warmUpTokens[i % warmUpTokens.length], `warm-${warmUp.activityId}-${i}`),
     );
     const sale = await openSale(systems, system, pool, redis, profile.units);
-    const before =
-      system === systems.flashgate ? await apiTransactions(system.url) : await statsTransactions(system.url);
+    const before = await transactionsOf(systems, system);
     process.stderr.write(`  storm: ${system.name}, ${profile.requests} requests…\n`);
-    const load = await runLoad(system.url, profile.requests, profile.connections, (i) =>
+    const load = await runLoad(system.urls, profile.requests, profile.connections, (i) =>
       purchaseRequest(sale, tokens[i % profile.users], `storm-${sale.activityId}-${i}`),
     );
     // Asynchronous parts settle before judging: the baseline's order writer has persisted every 201,
@@ -62,10 +67,7 @@ export async function storm(
       },
       { timeoutMs: 15_000 },
     ).catch(() => {});
-    const transactions =
-      (system === systems.flashgate
-        ? await apiTransactions(system.url)
-        : await statsTransactions(system.url)) - before;
+    const transactions = (await transactionsOf(systems, system)) - before;
     const sold = await unitsSold(pool, sale);
     let drift: number | null = null;
     if (system === systems.flashgate) {

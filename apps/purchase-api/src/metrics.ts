@@ -1,10 +1,11 @@
 import type { PurchaseObserver } from "@flashgate/sale";
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { createFastHistogram } from "@flashgate/telemetry";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "flashgate_api_" });
-  const requestDuration = new Histogram({
+  const requestDuration = createFastHistogram({
     name: "flashgate_http_request_duration_seconds",
     help: "HTTP request duration by route and status",
     labelNames: ["route", "status"],

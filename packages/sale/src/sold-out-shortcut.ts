@@ -8,22 +8,35 @@
  * stretch is never sent to Redis in a burst each time a snapshot lapses. While MySQL still has units
  * (held by reservations in flight), it looks again after `ttlMs / 5`.
  */
+interface Entry {
+  until: number;
+  buyers: Map<string, string> | null;
+}
+
 export function createSoldOutShortcut(
   ttlMs: number,
   loadBuyers: (activityId: number, skuId: number) => Promise<Map<string, string> | null>,
-  options: { maxSkus?: number; now?: () => number } = {},
+  options: { maxActivities?: number; now?: () => number } = {},
 ) {
-  const { maxSkus = 10_000, now = Date.now } = options;
-  const entries = new Map<string, { until: number; buyers: Map<string, string> | null }>();
+  const { maxActivities = 10_000, now = Date.now } = options;
+  // Keyed by activity, then SKU: numeric keys, no key string built for every rejection.
+  const entries = new Map<number, Map<number, Entry>>();
   const loading = new Set<string>();
+  const entryOf = (activityId: number, skuId: number) => entries.get(activityId)?.get(skuId);
 
-  function load(key: string, activityId: number, skuId: number) {
+  function load(activityId: number, skuId: number) {
+    const key = `${activityId}:${skuId}`;
     if (loading.has(key)) return;
     loading.add(key);
     loadBuyers(activityId, skuId)
       .then((buyers) => {
-        if (entries.size >= maxSkus) entries.clear();
-        entries.set(key, { until: now() + (buyers ? ttlMs : ttlMs / 5), buyers });
+        let skus = entries.get(activityId);
+        if (!skus) {
+          if (entries.size >= maxActivities) entries.clear();
+          skus = new Map();
+          entries.set(activityId, skus);
+        }
+        skus.set(skuId, { until: now() + (buyers ? ttlMs : ttlMs / 5), buyers });
       })
       .catch(() => {})
       .finally(() => loading.delete(key));
@@ -36,24 +49,22 @@ export function createSoldOutShortcut(
       userId: string,
       requestId: string,
     ): "SOLD_OUT" | "ALREADY_PURCHASED" | undefined {
-      const key = `${activityId}:${skuId}`;
-      const entry = entries.get(key);
+      const entry = entryOf(activityId, skuId);
       if (!entry?.buyers) return undefined;
       const left = entry.until - now();
       if (left <= 0) {
-        entries.delete(key);
+        entry.buyers = null;
         return undefined;
       }
-      if (left < ttlMs / 4) load(key, activityId, skuId);
+      if (left < ttlMs / 4) load(activityId, skuId);
       const order = entry.buyers.get(userId);
       if (order === undefined) return "SOLD_OUT";
       return order === requestId ? undefined : "ALREADY_PURCHASED";
     },
     /** Called when Redis answered SOLD_OUT. */
     soldOut(activityId: number, skuId: number): void {
-      const key = `${activityId}:${skuId}`;
-      if (ttlMs <= 0 || (entries.get(key)?.until ?? 0) > now()) return;
-      load(key, activityId, skuId);
+      if (ttlMs <= 0 || (entryOf(activityId, skuId)?.until ?? 0) > now()) return;
+      load(activityId, skuId);
     },
   };
 }

@@ -1,1 +1,2 @@
+export { createFastHistogram, type FastHistogram, type HistogramChild } from "./fast-histogram.ts";
 export { histogramBuckets, parsePrometheus, quantileBetween, type Sample, sumOf } from "./prometheus.ts";

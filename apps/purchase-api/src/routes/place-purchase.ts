@@ -74,7 +74,7 @@ export function placePurchaseHandler(deps: {
 }) {
   const { purchases, verifyUser, metrics, logger } = deps;
   // Label lookups hash their labels on every call; the children are resolved once per status/outcome.
-  const duration = memo((status: number) => metrics.requestDuration.labels({ route, status }));
+  const duration = memo((status: number) => metrics.requestDuration.child({ route, status }));
   const admitted = memo((outcome: string) => metrics.admissions.labels({ outcome }));
   return (incoming: IncomingMessage, outgoing: ServerResponse): void => {
     const started = performance.now();
