@@ -74,7 +74,7 @@ export function writeResultsMarkdown(facts: Record<string, unknown>): void {
     lines.push(
       `## Storm (${results.storm.file})`,
       "",
-      `${storm.profile.units} units, ${storm.profile.requests} requests from ${storm.profile.users} users, ${storm.profile.connections} connections; each system first serves an uncounted warm-up sale a tenth that size (other users).`,
+      `${storm.profile.units} units, ${storm.profile.requests} requests from ${storm.profile.users} users, ${storm.profile.connections} connections${storm.profile.processesPerSystem ? ` spread over ${storm.profile.processesPerSystem} server processes per system (one per core, ADR 0008)` : ", one server process per system"}; each system first serves an uncounted warm-up sale a tenth that size (other users).`,
       "",
     );
     lines.push(
