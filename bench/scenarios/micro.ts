@@ -40,8 +40,9 @@ const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
 
 /**
  * The fast path's ceilings, each as a ratio to the simplest thing the same machine can do. This
- * machine is shared and noisy, so each pair runs `rounds` times back to back, after a warm-up pass,
- * and the median of the per-round ratios is reported, with every round's numbers beside it.
+ * machine is shared and noisy, so each pair runs `rounds` times back to back (HTTP: in alternating
+ * order), after a warm-up pass, and the median of the per-round ratios is reported, with every
+ * round's numbers beside it.
  */
 export async function microScenario(
   systems: Systems,
@@ -93,9 +94,14 @@ export async function microScenario(
     const ping = redisBenchmark(url, requests * 4, ["PING"]);
     const script = redisBenchmark(url, requests * 4, scriptCall);
     redisRounds.push({ pingPerSecond: ping, reserveScriptPerSecond: script, ratio: ratio(script, ping) });
-    // The same request (headers and body) to both servers: hello simply ignores it.
-    const hello = await runLoad(systems.hello.url, requests, 100, request(`hello-${round}`));
-    const soldOut = await runLoad(systems.flashgate.url, requests, 100, request(`micro-${round}`));
+    // The same request (headers and body) to both servers: hello simply ignores it. Who goes first
+    // alternates, so a drift in the machine's speed does not always favour the same one.
+    const helloLoad = () => runLoad(systems.hello.url, requests, 100, request(`hello-${round}`));
+    const soldOutLoad = () => runLoad(systems.flashgate.url, requests, 100, request(`micro-${round}`));
+    const [hello, soldOut] =
+      round % 2 === 0
+        ? [await helloLoad(), await soldOutLoad()]
+        : await soldOutLoad().then(async (soldOut) => [await helloLoad(), soldOut]);
     httpRounds.push({
       helloPerSecond: Math.round(hello.perSecond),
       soldOutRejectionsPerSecond: Math.round(soldOut.perSecond),

@@ -13,14 +13,14 @@ describe("decision batcher (group commit on the hot row, real MariaDB)", () => {
   });
   afterAll(async () => pool.end());
 
-  const batcher = (maxBatch = 50) => {
+  const batcher = (maxBatch = 50, gatherMs = 0) => {
     const transactions: TransactionOutcome[] = [];
     const decisions = createDecisionBatcher({
       pool,
       guard: createOverloadGuard({ maxInFlight: 8, maxQueue: 256, maxWaitMs: 2000 }),
       maxBatch,
       maxWaitMs: 5000,
-      gatherMs: 0,
+      gatherMs,
       onTransaction: (outcome) => transactions.push(outcome),
     });
     return { decisions, transactions };
@@ -83,5 +83,21 @@ describe("decision batcher (group commit on the hot row, real MariaDB)", () => {
     const results = await Promise.all([1, 2, 3].map((user) => decisions.decide(buyer(sale, user))));
     expect(results.map((decision) => decision.kind)).toEqual(["not_open", "not_open", "not_open"]);
     expect((await skuLedger(pool, sale.activityId, sale.skuId)).available).toBe(10);
+  });
+
+  it("right after a batch, the buyers coming back are gathered into one transaction, which goes once full", async () => {
+    const sale = freshIds();
+    await createSale(pool, { ...sale, units: 10 });
+    const { decisions, transactions } = batcher(2, 3_000);
+    expect((await decisions.decide(buyer(sale, 1))).kind).toBe("created"); // alone, at once
+    // The next buyers come back a client round trip later, one after the other (the stimulus, not a wait).
+    const later = (ms: number, user: number) =>
+      new Promise<void>((resolve) => setTimeout(resolve, ms)).then(() => decisions.decide(buyer(sale, user)));
+    const started = performance.now();
+    const results = await Promise.all([later(20, 2), later(60, 3)]);
+    expect(results.map((decision) => decision.kind)).toEqual(["created", "created"]);
+    expect(transactions).toEqual(["committed", "committed"]);
+    // A full batch does not wait out the gathering window.
+    expect(performance.now() - started).toBeLessThan(1_500);
   });
 });
