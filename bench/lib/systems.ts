@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { repoRoot } from "@flashgate/stack";
@@ -10,6 +11,8 @@ export interface RunningSystem {
   url: string;
   /** Every process of the design, each on its own port; a load spreads its connections over them. */
   urls: string[];
+  /** The first process's CPU time so far (user + system, ms), from /proc. */
+  cpuMs: () => number;
   stop: () => Promise<void>;
 }
 
@@ -48,6 +51,13 @@ async function startProcess(
   };
 }
 
+function cpuMsOf(pid: number | undefined): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime and stime, in clock ticks of 10 ms.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** `processes` copies of one server, as a deployment runs one per core behind a balancer. */
 async function startProcesses(
   name: string,
@@ -62,6 +72,7 @@ async function startProcesses(
     name,
     url: started[0].url,
     urls: started.map((process) => process.url),
+    cpuMs: () => cpuMsOf(started[0].child.pid),
     stop: async () => {
       await Promise.all(started.map((process) => process.stop()));
     },

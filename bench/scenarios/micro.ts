@@ -7,6 +7,7 @@ import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { runLoad } from "../lib/load.ts";
 import { createSale, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
+import type { RunningSystem } from "../lib/systems.ts";
 import type { Systems } from "../run.ts";
 
 function redisBenchmark(url: URL, requests: number, command: string[]): number {
@@ -96,25 +97,38 @@ export async function microScenario(
     redisRounds.push({ pingPerSecond: ping, reserveScriptPerSecond: script, ratio: ratio(script, ping) });
     // The same request (headers and body) to both servers: hello simply ignores it. Who goes first
     // alternates, so a drift in the machine's speed does not always favour the same one.
-    const helloLoad = () => runLoad(systems.hello.url, requests, 100, request(`hello-${round}`));
-    const soldOutLoad = () => runLoad(systems.flashgate.url, requests, 100, request(`micro-${round}`));
+    // Beside the rates, each server's own CPU per request: the cost ratio, which noise moves less.
+    const measured = async (system: RunningSystem, prefix: string) => {
+      const cpuBefore = system.cpuMs();
+      const load = await runLoad(system.url, requests, 100, request(`${prefix}-${round}`));
+      return { load, cpuUsPerRequest: ((system.cpuMs() - cpuBefore) * 1000) / requests };
+    };
+    const helloLoad = () => measured(systems.hello, "hello");
+    const soldOutLoad = () => measured(systems.flashgate, "micro");
     const [hello, soldOut] =
       round % 2 === 0
         ? [await helloLoad(), await soldOutLoad()]
         : await soldOutLoad().then(async (soldOut) => [await helloLoad(), soldOut]);
     httpRounds.push({
-      helloPerSecond: Math.round(hello.perSecond),
-      soldOutRejectionsPerSecond: Math.round(soldOut.perSecond),
-      soldOutShare: ratio(soldOut.latencies["409 SOLD_OUT"]?.length ?? 0, requests),
-      ratio: ratio(soldOut.perSecond, hello.perSecond),
+      helloPerSecond: Math.round(hello.load.perSecond),
+      soldOutRejectionsPerSecond: Math.round(soldOut.load.perSecond),
+      soldOutShare: ratio(soldOut.load.latencies["409 SOLD_OUT"]?.length ?? 0, requests),
+      ratio: ratio(soldOut.load.perSecond, hello.load.perSecond),
+      helloCpuUsPerRequest: Math.round(hello.cpuUsPerRequest),
+      soldOutCpuUsPerRequest: Math.round(soldOut.cpuUsPerRequest),
+      costRatio: ratio(hello.cpuUsPerRequest, soldOut.cpuUsPerRequest),
     });
     process.stderr.write(
-      `  micro round ${round + 1}/${rounds}: lua/PING ${redisRounds[round].ratio}, sold-out/hello ${httpRounds[round].ratio}\n`,
+      `  micro round ${round + 1}/${rounds}: lua/PING ${redisRounds[round].ratio}, sold-out/hello ${httpRounds[round].ratio} (CPU cost ratio ${httpRounds[round].costRatio})\n`,
     );
   }
   return {
     rounds,
     redis: { ratio: median(redisRounds.map((r) => r.ratio)), rounds: redisRounds },
-    http: { ratio: median(httpRounds.map((r) => r.ratio)), rounds: httpRounds },
+    http: {
+      ratio: median(httpRounds.map((r) => r.ratio)),
+      costRatio: median(httpRounds.map((r) => r.costRatio)),
+      rounds: httpRounds,
+    },
   };
 }
