@@ -1,9 +1,20 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { compareSku, skuKeys } from "@flashgate/cache";
-import { type AppProcess, createSale, eventually, freshIds, skuLedger, sold } from "@flashgate/testkit";
+import { up } from "@flashgate/stack";
+import {
+  type AppProcess,
+  createSale,
+  eventually,
+  freshIds,
+  skuLedger,
+  sold,
+  testContext,
+} from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { type ApiHarness, startApi } from "../../purchase-api/test/harness.ts";
-import { clients, expectConverged, startMaintainer } from "./harness.ts";
+import { cachedAvailable, clients, expectConverged, startMaintainer } from "./harness.ts";
 
 /** Mixed committed changes over many SKUs: purchases (order + decrement), closures, restocks. */
 let user = 5_000_000;
@@ -93,6 +104,32 @@ describe("cache-maintainer recovery", () => {
     const started = Date.now();
     for (const sku of skus) await expectConverged(c, sku.activityId, sku.skuId, 60_000);
     console.log(`20 SKUs converged ${Date.now() - started} ms after the restart`);
+  });
+
+  it("Kafka killed and restarted: the maintainer says not ready, reconnects, and applies what was committed meanwhile", async () => {
+    const [sku] = await newSkus(c.pool, 1);
+    const maintainer = await startMaintainer();
+    running.push(maintainer);
+    await expectConverged(c, sku.activityId, sku.skuId);
+    const ctx = testContext();
+    process.kill(-Number(readFileSync(join(ctx.paths.pids, "kafka.pid"), "utf8")), "SIGKILL");
+    try {
+      await c.pool.query(
+        "UPDATE sale_stock SET available = available + 5 WHERE activity_id = ? AND sku_id = ?",
+        [sku.activityId, sku.skuId],
+      );
+      // Its stream gives up on the dead broker: readiness must stop claiming it consumes.
+      await eventually(async () => expect((await fetch(`${maintainer.url}/readyz`)).status).toBe(503), {
+        timeoutMs: 60_000,
+      });
+    } finally {
+      await up(ctx, { withApps: false });
+    }
+    await expectConverged(c, sku.activityId, sku.skuId, 90_000);
+    expect(await cachedAvailable(c.redis, sku.activityId, sku.skuId)).toBe(1005);
+    await eventually(async () => expect((await fetch(`${maintainer.url}/readyz`)).status).toBe(200), {
+      timeoutMs: 30_000,
+    });
   });
 
   it("a new consumer group replaying the topics from the start changes nothing", async () => {

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { appliedWatermarkKey, type FlashgateRedis } from "@flashgate/cache";
 import { topics } from "@flashgate/cdc";
 import type { Logger } from "@flashgate/logger";
-import { Consumer, type Message, stringDeserializers } from "@platformatic/kafka";
+import { Consumer, type Message, type MessagesStream, stringDeserializers } from "@platformatic/kafka";
 import type { Applier } from "./applier.ts";
 import type { DeadLetterSink } from "./dead-letters.ts";
 import type { MaintainerMetrics } from "./metrics.ts";
@@ -32,50 +32,95 @@ export async function startConsumer(options: ConsumerOptions) {
   const { applier, deadLetters, metrics, logger } = options;
   const batchMax = options.batchMax ?? 2000;
   await ensureTopics(options.brokers);
-  const consumer = new Consumer({
-    groupId: options.groupId ?? consumerGroup,
-    clientId: `flashgate-cache-maintainer-${process.pid}`,
-    bootstrapBrokers: options.brokers,
-    deserializers: stringDeserializers,
-    sessionTimeout: 10_000,
-    heartbeatInterval: 1000,
-    rebalanceTimeout: 20_000,
-  });
-  const stream = await consumer.consume({
-    topics: [topics.sale, topics.activity, topics.heartbeat],
-    mode: "committed",
-    fallbackMode: "earliest",
-    autocommit: false,
-    maxWaitTime: 20,
-  });
-  let salePartitions =
-    (await consumer.metadata({ topics: [topics.sale] })).topics.get(topics.sale)?.partitionsCount ?? 0;
-  consumer.on("consumer:lag", (lag: Map<string, bigint[]>) => {
-    salePartitions = lag.get(topics.sale)?.length ?? salePartitions;
-    for (const [topic, partitions] of lag) {
-      for (const [partition, value] of partitions.entries())
-        metrics.consumerLag.set({ topic, partition }, Math.max(0, Number(value)));
-    }
-  });
-  consumer.startLagMonitoring({ topics: [topics.sale, topics.activity] }, 5000);
 
   const buffer: Record[] = [];
   let wake: (() => void) | undefined;
   let stopping = false;
-  // consume() resolves once the group is joined; later rebalances flip this while they last.
-  let joined = true;
-  consumer.on("consumer:group:join", () => {
-    joined = true;
-  });
-  consumer.on("consumer:group:leave", () => {
+  // consume() resolves once the group is joined; later rebalances and reconnections flip this.
+  let joined = false;
+  let salePartitions = 0;
+  let consumer!: Consumer<string, string, string, string>;
+  let stream!: MessagesStream<string, string, string, string>;
+
+  /** Joins the group and starts the stream; throws while Kafka cannot be reached. */
+  async function connect() {
+    const next = new Consumer({
+      groupId: options.groupId ?? consumerGroup,
+      clientId: `flashgate-cache-maintainer-${process.pid}`,
+      bootstrapBrokers: options.brokers,
+      deserializers: stringDeserializers,
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1000,
+      rebalanceTimeout: 20_000,
+    });
+    try {
+      const nextStream = await next.consume({
+        topics: [topics.sale, topics.activity, topics.heartbeat],
+        mode: "committed",
+        fallbackMode: "earliest",
+        autocommit: false,
+        maxWaitTime: 20,
+      });
+      salePartitions =
+        (await next.metadata({ topics: [topics.sale] })).topics.get(topics.sale)?.partitionsCount ?? 0;
+      next.on("consumer:lag", (lag: Map<string, bigint[]>) => {
+        salePartitions = lag.get(topics.sale)?.length ?? salePartitions;
+        for (const [topic, partitions] of lag) {
+          for (const [partition, value] of partitions.entries())
+            metrics.consumerLag.set({ topic, partition }, Math.max(0, Number(value)));
+        }
+      });
+      next.startLagMonitoring({ topics: [topics.sale, topics.activity] }, 5000);
+      next.on("consumer:group:join", () => {
+        if (consumer === next) joined = true;
+      });
+      next.on("consumer:group:leave", () => {
+        if (consumer === next) joined = false;
+      });
+      nextStream.on("data", (message: Record) => {
+        buffer.push(message);
+        if (buffer.length > 5 * batchMax) nextStream.pause();
+        wake?.();
+      });
+      // A stream that failed (Kafka gone for longer than its retries) delivers nothing more, while
+      // the group may still count this member: start over rather than hold partitions silently.
+      nextStream.on("error", (error) => {
+        logger.error({ err: error.message }, "consumer stream error; reconnecting");
+        void reconnect(next);
+      });
+      consumer = next;
+      stream = nextStream;
+      joined = true;
+    } catch (error) {
+      await next.close(true).catch(() => {});
+      throw error;
+    }
+  }
+
+  let reconnecting: Promise<void> | undefined;
+  function reconnect(failed: typeof consumer) {
+    if (stopping || failed !== consumer || reconnecting) return;
     joined = false;
-  });
-  stream.on("data", (message: Record) => {
-    buffer.push(message);
-    if (buffer.length > 5 * batchMax) stream.pause();
-    wake?.();
-  });
-  stream.on("error", (error) => logger.error({ err: error.message }, "consumer stream error"));
+    reconnecting = (async () => {
+      failed.stopLagMonitoring();
+      await stream.close().catch(() => {});
+      await failed.close(true).catch(() => {});
+      for (let attempt = 1; !stopping; attempt++) {
+        try {
+          await connect();
+          logger.info({ attempt }, "consumer reconnected");
+          return;
+        } catch (error) {
+          logger.warn({ err: (error as Error).message, attempt }, "Kafka unreachable; retrying");
+          await sleep(Math.min(5000, 250 * 2 ** attempt));
+        }
+      }
+    })().finally(() => {
+      reconnecting = undefined;
+    });
+  }
+
+  await connect();
 
   const ownsAllSalePartitions = () =>
     salePartitions > 0 &&
@@ -147,6 +192,7 @@ export async function startConsumer(options: ConsumerOptions) {
       await loop.catch((error) =>
         logger.error({ err: error.message }, "consumer loop failed while stopping"),
       );
+      await reconnecting;
       consumer.stopLagMonitoring();
       await stream.close().catch(() => {});
       await consumer.close(true).catch(() => {});
