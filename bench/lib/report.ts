@@ -176,7 +176,7 @@ export function writeResultsMarkdown(facts: Record<string, unknown>): void {
   if (micro?.rounds) {
     lines.push(`## Micro ceilings (${results.micro.file})`, "");
     lines.push(
-      `${micro.rounds} back-to-back rounds per pair; the ratio is the median of the rounds' ratios.`,
+      `${micro.rounds} back-to-back rounds per pair (the HTTP pair in alternating order), after a warm-up; the ratio is the median of the rounds' ratios.`,
       "",
       "| what | ops/s per round | baseline | baseline ops/s per round | ratio per round | median ratio | goal |",
       "|---|---|---|---|---|---|---|",
@@ -189,7 +189,7 @@ export function writeResultsMarkdown(facts: Record<string, unknown>): void {
     );
     if (micro.http.costRatio !== undefined)
       lines.push(
-        `Each server's own CPU per request in the same rounds (/proc, user + system): sold-out ${perRound(micro.http.rounds, "soldOutCpuUsPerRequest")} µs, hello ${perRound(micro.http.rounds, "helloCpuUsPerRequest")} µs; hello's cost over the sold-out path's, median **${micro.http.costRatio}**. The rate ratio can sit below the cost ratio: neither server keeps its core busy all the time in a closed loop with the generator on the same two cores.`,
+        `Each server's own CPU per request in the same rounds (/proc, user + system): sold-out ${perRound(micro.http.rounds, "soldOutCpuUsPerRequest")} µs, hello ${perRound(micro.http.rounds, "helloCpuUsPerRequest")} µs; hello's cost over the sold-out path's, median **${micro.http.costRatio}** (contention on the two cores moves it as much as the rates).`,
         "",
       );
   }

@@ -97,7 +97,7 @@ export async function microScenario(
     redisRounds.push({ pingPerSecond: ping, reserveScriptPerSecond: script, ratio: ratio(script, ping) });
     // The same request (headers and body) to both servers: hello simply ignores it. Who goes first
     // alternates, so a drift in the machine's speed does not always favour the same one.
-    // Beside the rates, each server's own CPU per request: the cost ratio, which noise moves less.
+    // Beside the rates, each server's own CPU per request (from /proc): what a request costs it.
     const measured = async (system: RunningSystem, prefix: string) => {
       const cpuBefore = system.cpuMs();
       const load = await runLoad(system.url, requests, 100, request(`${prefix}-${round}`));
