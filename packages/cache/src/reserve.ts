@@ -32,7 +32,7 @@ export async function reserveUnit(
   limits: FastPathLimits,
 ): Promise<ReserveOutcome> {
   const keys = skuKeys(input.activityId, input.skuId);
-  const [outcome, detail] = (await redis.fgReserve(
+  const reply = (await redis.fgReserve(
     keys.sku,
     keys.buyers,
     keys.reservations,
@@ -44,7 +44,8 @@ export async function reserveUnit(
     limits.reservationTtlMs,
     limits.rateLimit,
     limits.rateWindowMs,
-  )) as [string, number | string];
+  )) as string | [string, number | string];
+  const [outcome, detail] = typeof reply === "string" ? [reply, undefined] : reply;
   switch (outcome) {
     case "RESERVED":
       return { outcome, effectiveAvailable: Number(detail) };
