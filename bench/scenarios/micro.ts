@@ -103,12 +103,15 @@ export async function microScenario(
       const load = await runLoad(system.url, requests, 100, request(`${prefix}-${round}`));
       return { load, cpuUsPerRequest: ((system.cpuMs() - cpuBefore) * 1000) / requests };
     };
-    const helloLoad = () => measured(systems.hello, "hello");
-    const soldOutLoad = () => measured(systems.flashgate, "micro");
-    const [hello, soldOut] =
-      round % 2 === 0
-        ? [await helloLoad(), await soldOutLoad()]
-        : await soldOutLoad().then(async (soldOut) => [await helloLoad(), soldOut]);
+    let hello: Awaited<ReturnType<typeof measured>>;
+    let soldOut: Awaited<ReturnType<typeof measured>>;
+    if (round % 2 === 0) {
+      hello = await measured(systems.hello, "hello");
+      soldOut = await measured(systems.flashgate, "micro");
+    } else {
+      soldOut = await measured(systems.flashgate, "micro");
+      hello = await measured(systems.hello, "hello");
+    }
     httpRounds.push({
       helloPerSecond: Math.round(hello.load.perSecond),
       soldOutRejectionsPerSecond: Math.round(soldOut.load.perSecond),

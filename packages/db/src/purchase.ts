@@ -25,63 +25,14 @@ export class OutcomeUnknownError extends Error {
 const DUPLICATE_KEY = 1062;
 
 /**
- * The whole decision in one round trip, COMMIT included, so the hot stock row is never locked while a
- * busy application event loop gets round to sending the next statement (measured: that wait, not MySQL,
- * dominated purchase latency under a storm; see docs/adr/0006). The decrement is conditional on stock
- * and the sale window; the order is inserted only if the decrement hit the row, priced from that row.
- * Needs a pool with `multipleStatements` (every value is still a bound parameter).
+ * The whole decision for N buyers of one SKU in one round trip, COMMIT included, so the hot stock row
+ * is never locked while a busy application event loop gets round to sending the next statement
+ * (measured: that wait, not MySQL, dominated purchase latency under a storm; see docs/adr/0006). The
+ * decrement by N is conditional on stock and the sale window; the orders are inserted only if it hit
+ * the row, priced from that row. Needs a pool with `multipleStatements` (every value is still a bound
+ * parameter). Results: [1] the decrement, [5] the orders as committed.
  */
-const decideSql = `START TRANSACTION;
-UPDATE sale_stock s JOIN activity a ON a.id = s.activity_id SET s.available = s.available - 1
- WHERE s.activity_id = ? AND s.sku_id = ? AND s.available >= 1 AND NOW(3) >= a.starts_at AND NOW(3) < a.ends_at;
-SET @fg_decremented = ROW_COUNT();
-INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
-  SELECT ?, s.activity_id, s.sku_id, ?, 'PENDING', s.price_cents, s.currency, NOW(3), NOW(3) + INTERVAL a.payment_timeout_s SECOND
-    FROM sale_stock s JOIN activity a ON a.id = s.activity_id
-   WHERE s.activity_id = ? AND s.sku_id = ? AND @fg_decremented = 1;
-COMMIT;
-SELECT ${orderColumns} FROM sale_order WHERE request_id = ?`;
-
-type Affected = { affectedRows: number };
-
-const decideTimeoutMs = 5000;
-
-export function placeOrder(pool: Pool, input: PurchaseInput): Promise<PurchaseDecision> {
-  const params = [
-    input.activityId,
-    input.skuId,
-    input.requestId,
-    input.userId,
-    input.activityId,
-    input.skuId,
-    input.requestId,
-  ];
-  return decideOnConnection(pool, decideSql, params, {
-    async committed(results, connection) {
-      const decremented = (results[1] as Affected).affectedRows === 1;
-      const order = (results[5] as OrderRow[])[0];
-      if (decremented && order) return { kind: "created", order: toOrder(order) };
-      // Nothing decremented (nothing committed): sold out, not open, or unknown. Rare with reservations.
-      const [sale] = await connection.query<RowDataPacket[]>(
-        `SELECT s.available, (NOW(3) >= a.starts_at AND NOW(3) < a.ends_at) AS open
-           FROM sale_stock s JOIN activity a ON a.id = s.activity_id WHERE s.activity_id = ? AND s.sku_id = ?`,
-        [input.activityId, input.skuId],
-      );
-      if (!sale[0]) return { kind: "unknown_sku" };
-      return Number(sale[0].open) ? { kind: "sold_out" } : { kind: "not_open" };
-    },
-    duplicate: (connection) => resolveConflict(connection, input),
-  });
-}
-
-/**
- * Several buyers of one SKU decided in one transaction, one round trip: the hot stock row is locked
- * and flushed once for all of them (ADR 0007). All or nothing: the decrement by N hits the row only if
- * N units are there and the sale is open, and one duplicate (a key or user seen before) fails the
- * insert, which rolls the whole batch back. `null` then: nothing was committed, and the caller decides
- * each buyer alone, which names each one's own outcome.
- */
-export async function placeOrders(pool: Pool, inputs: PurchaseInput[]): Promise<Order[] | null> {
+function decisionBatch(inputs: PurchaseInput[]): { sql: string; params: unknown[] } {
   const { activityId, skuId } = inputs[0];
   if (inputs.some((input) => input.activityId !== activityId || input.skuId !== skuId))
     throw new Error("a batch holds buyers of one SKU");
@@ -107,6 +58,42 @@ SELECT ${orderColumns} FROM sale_order WHERE request_id IN (${inputs.map(() => "
     skuId,
     ...inputs.map((input) => input.requestId),
   ];
+  return { sql, params };
+}
+
+type Affected = { affectedRows: number };
+
+const decideTimeoutMs = 5000;
+
+export function placeOrder(pool: Pool, input: PurchaseInput): Promise<PurchaseDecision> {
+  const { sql, params } = decisionBatch([input]);
+  return decideOnConnection(pool, sql, params, {
+    async committed(results, connection) {
+      const decremented = (results[1] as Affected).affectedRows === 1;
+      const order = (results[5] as OrderRow[])[0];
+      if (decremented && order) return { kind: "created", order: toOrder(order) };
+      // Nothing decremented (nothing committed): sold out, not open, or unknown. Rare with reservations.
+      const [sale] = await connection.query<RowDataPacket[]>(
+        `SELECT s.available, (NOW(3) >= a.starts_at AND NOW(3) < a.ends_at) AS open
+           FROM sale_stock s JOIN activity a ON a.id = s.activity_id WHERE s.activity_id = ? AND s.sku_id = ?`,
+        [input.activityId, input.skuId],
+      );
+      if (!sale[0]) return { kind: "unknown_sku" };
+      return Number(sale[0].open) ? { kind: "sold_out" } : { kind: "not_open" };
+    },
+    duplicate: (connection) => resolveConflict(connection, input),
+  });
+}
+
+/**
+ * Several buyers of one SKU decided in one transaction, one round trip: the hot stock row is locked
+ * and flushed once for all of them (ADR 0007). All or nothing: the decrement by N hits the row only if
+ * N units are there and the sale is open, and one duplicate (a key or user seen before) fails the
+ * insert, which rolls the whole batch back. `null` then: nothing was committed, and the caller decides
+ * each buyer alone, which names each one's own outcome.
+ */
+export async function placeOrders(pool: Pool, inputs: PurchaseInput[]): Promise<Order[] | null> {
+  const { sql, params } = decisionBatch(inputs);
   return decideOnConnection(pool, sql, params, {
     committed(results) {
       if ((results[1] as Affected).affectedRows !== 1) return null;
