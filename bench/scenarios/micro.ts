@@ -71,7 +71,6 @@ export async function microScenario(
     sha,
     "5",
     keys.sku,
-    keys.buyers,
     keys.reservations,
     keys.reservationRequests,
     `${keys.ratePrefix}1`,

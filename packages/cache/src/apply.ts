@@ -25,7 +25,6 @@ export async function applySkuChanges(
   const keys = skuKeys(activityId, skuId);
   const [applied, skipped, stoppedAt, verdict] = (await redis.fgApply(
     keys.sku,
-    keys.buyers,
     keys.reservations,
     keys.reservationRequests,
     JSON.stringify(changes),
@@ -54,7 +53,6 @@ export async function applyActivityChange(
       const keys = skuKeys(activityId, Number(sku));
       return redis.fgActivity(
         keys.sku,
-        keys.buyers,
         keys.reservations,
         keys.reservationRequests,
         window.position,
@@ -73,7 +71,7 @@ export async function removeActivity(redis: FlashgateRedis, activityId: number):
   const setKey = activitySkusKey(activityId);
   for (const sku of await redis.smembers(setKey)) {
     const keys = skuKeys(activityId, Number(sku));
-    await redis.del(keys.sku, keys.buyers, keys.reservations, keys.reservationRequests);
+    await redis.del(keys.sku, keys.reservations, keys.reservationRequests);
   }
   await redis.del(setKey);
 }

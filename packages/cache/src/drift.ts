@@ -1,6 +1,6 @@
 import { readSkuSnapshot } from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
-import { skuKeys } from "./keys.ts";
+import { buyerField, skuKeys } from "./keys.ts";
 import type { FlashgateRedis } from "./scripts.ts";
 
 export interface SkuState {
@@ -15,17 +15,19 @@ export function cacheMatches(database: SkuState | undefined, cache: SkuState | u
   return cache.available === database.available && cache.buyers.join(",") === database.buyers.join(",");
 }
 
+const buyerPrefix = buyerField("");
+
 export async function readCacheState(redis: FlashgateRedis, activityId: number, skuId: number) {
   const keys = skuKeys(activityId, skuId);
-  const [[available, position], buyers] = await Promise.all([
-    redis.hmget(keys.sku, "available", "pos"),
-    redis.smembers(keys.buyers),
-  ]);
-  if (available === null) return undefined;
+  const hash = await redis.hgetall(keys.sku);
+  if (hash.available === undefined) return undefined;
+  const buyers = Object.keys(hash)
+    .filter((field) => field.startsWith(buyerPrefix))
+    .map((field) => field.slice(buyerPrefix.length));
   return {
-    available: Number(available),
+    available: Number(hash.available),
     buyers: buyers.sort((a, b) => Number(a) - Number(b)),
-    position: String(position),
+    position: String(hash.pos),
   };
 }
 

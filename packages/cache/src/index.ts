@@ -7,7 +7,14 @@ export {
   type SkuChange,
 } from "./apply.ts";
 export { cacheMatches, compareSku, readCacheState, type SkuComparison, type SkuState } from "./drift.ts";
-export { activitySkusKey, cacheEpochKey, rebuildQueueKey, type SkuKeys, skuKeys } from "./keys.ts";
+export {
+  activitySkusKey,
+  buyerField,
+  cacheEpochKey,
+  rebuildQueueKey,
+  type SkuKeys,
+  skuKeys,
+} from "./keys.ts";
 export { endedGraceMs, type LoadResult, loadSkuFromDatabase } from "./load-sku.ts";
 export {
   appliedWatermarkKey,

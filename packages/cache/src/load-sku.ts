@@ -24,7 +24,6 @@ export async function loadSkuFromDatabase(
   const keys = skuKeys(activityId, skuId);
   const applied = await redis.fgLoad(
     keys.sku,
-    keys.buyers,
     keys.reservations,
     keys.reservationRequests,
     binlogPosition(snapshot.binlogFile, snapshot.binlogPos, 0),

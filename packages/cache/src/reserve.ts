@@ -34,7 +34,6 @@ export async function reserveUnit(
   const keys = skuKeys(input.activityId, input.skuId);
   const reply = (await redis.fgReserve(
     keys.sku,
-    keys.buyers,
     keys.reservations,
     keys.reservationRequests,
     `${keys.ratePrefix}${input.userId}`,

@@ -4,11 +4,11 @@ import type { Redis } from "ioredis";
 const lua = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), "utf8");
 
 const definitions = {
-  fgReserve: { numberOfKeys: 5, lua: lua("reserve") },
+  fgReserve: { numberOfKeys: 4, lua: lua("reserve") },
   fgRelease: { numberOfKeys: 2, lua: lua("release") },
-  fgLoad: { numberOfKeys: 4, lua: lua("load") },
-  fgApply: { numberOfKeys: 4, lua: lua("apply") },
-  fgActivity: { numberOfKeys: 4, lua: lua("activity") },
+  fgLoad: { numberOfKeys: 3, lua: lua("load") },
+  fgApply: { numberOfKeys: 3, lua: lua("apply") },
+  fgActivity: { numberOfKeys: 3, lua: lua("activity") },
 } as const;
 
 export type ScriptName = keyof typeof definitions;

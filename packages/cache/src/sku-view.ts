@@ -21,23 +21,24 @@ export async function readCachedSku(
   nowMs = Date.now(),
 ): Promise<CachedSku | undefined> {
   const keys = skuKeys(activityId, skuId);
-  const [[, hash], [, reservations], [, buyers]] = (await redis
+  // Named fields only: the hash also holds one field per buyer.
+  const [[, fields], [, reservations]] = (await redis
     .multi()
-    .hgetall(keys.sku)
+    .hmget(keys.sku, "available", "price_cents", "currency", "starts_ms", "ends_ms", "rebuy", "pos", "buyers")
     .zcount(keys.reservations, nowMs, "+inf")
-    .scard(keys.buyers)
-    .exec()) as [[null, Record<string, string>], [null, number], [null, number]];
-  if (!hash || hash.available === undefined) return undefined;
+    .exec()) as [[null, (string | null)[]], [null, number]];
+  const [available, priceCents, currency, startsMs, endsMs, rebuy, position, buyers] = fields;
+  if (available === null) return undefined;
   return {
-    available: Number(hash.available),
-    priceCents: Number(hash.price_cents),
-    currency: hash.currency,
-    startsMs: Number(hash.starts_ms),
-    endsMs: Number(hash.ends_ms),
-    rebuy: hash.rebuy === "1",
-    position: hash.pos,
+    available: Number(available),
+    priceCents: Number(priceCents),
+    currency: String(currency),
+    startsMs: Number(startsMs),
+    endsMs: Number(endsMs),
+    rebuy: rebuy === "1",
+    position: String(position),
     liveReservations: reservations,
-    buyers,
+    buyers: Number(buyers ?? 0),
   };
 }
 

@@ -1,6 +1,7 @@
 -- Applies, in order, a batch of committed changes of one SKU, each guarded by its binlog position:
 -- a change at or below the applied position is a no-op (snapshot reads may share a position).
--- KEYS: 1 sku hash, 2 buyers set, 3 reservations zset, 4 reservation requests hash
+-- KEYS: 1 sku hash (buyers as fields b:<user>, their count in 'buyers'), 2 reservations zset,
+--       3 reservation requests hash
 -- ARGV: 1 JSON array of changes, 2 grace after the sale ends (ms)
 --   stock: { k = "stock", op, pos, available, price_cents, currency }
 --   order: { k = "order", op, pos, user, live (1 = blocks another purchase) }
@@ -19,20 +20,21 @@ for i, change in ipairs(changes) do
   if not fresh then
     skipped = skipped + 1
   elseif change.k == 'gone' then
-    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
     return { applied + 1, skipped, i, 'GONE' }
   elseif change.k == 'stock' then
     redis.call('HSET', KEYS[1], 'pos', change.pos, 'available', change.available,
       'price_cents', change.price_cents, 'currency', change.currency)
     applied = applied + 1
   else
+    local buyer = 'b:' .. change.user
     if change.live == 1 then
-      redis.call('SADD', KEYS[2], change.user)
+      redis.call('HINCRBY', KEYS[1], 'buyers', redis.call('HSET', KEYS[1], buyer, 1))
       -- The order exists now: the reservation that admitted it has done its job.
-      redis.call('ZREM', KEYS[3], change.user)
-      redis.call('HDEL', KEYS[4], change.user)
+      redis.call('ZREM', KEYS[2], change.user)
+      redis.call('HDEL', KEYS[3], change.user)
     else
-      redis.call('SREM', KEYS[2], change.user)
+      redis.call('HINCRBY', KEYS[1], 'buyers', -redis.call('HDEL', KEYS[1], buyer))
     end
     redis.call('HSET', KEYS[1], 'pos', change.pos)
     applied = applied + 1
@@ -42,7 +44,7 @@ end
 local ends = redis.call('HGET', KEYS[1], 'ends_ms')
 if ends then
   local expire_at = tonumber(ends) + tonumber(ARGV[2])
-  for k = 1, 4 do
+  for k = 1, 3 do
     redis.call('PEXPIREAT', KEYS[k], expire_at)
   end
 end

@@ -1,19 +1,35 @@
 -- Replaces a SKU's maintained state with a MySQL read taken at binlog position ARGV[1], unless the
 -- cache already holds a newer position (the maintainer got there first). Reservations are left alone.
--- KEYS: 1 sku hash, 2 buyers set, 3 reservations zset, 4 reservation requests hash
+-- KEYS: 1 sku hash (buyers as fields b:<user>, their count in 'buyers'), 2 reservations zset,
+--       3 reservation requests hash
 -- ARGV: 1 pos, 2 available, 3 price_cents, 4 currency, 5 starts_ms, 6 ends_ms, 7 rebuy (0/1),
 --       8 expire at (ms), 9.. buyer user ids
 local current = redis.call('HGET', KEYS[1], 'pos')
 if current and current > ARGV[1] then
   return 0
 end
-redis.call('DEL', KEYS[2])
-redis.call('HSET', KEYS[1], 'pos', ARGV[1], 'available', ARGV[2], 'price_cents', ARGV[3], 'currency', ARGV[4],
-  'starts_ms', ARGV[5], 'ends_ms', ARGV[6], 'rebuy', ARGV[7])
-for i = 9, #ARGV, 500 do
-  redis.call('SADD', KEYS[2], unpack(ARGV, i, math.min(i + 499, #ARGV)))
+
+local stale = {}
+for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if string.sub(field, 1, 2) == 'b:' then
+    stale[#stale + 1] = field
+  end
 end
-for i = 1, 4 do
+for i = 1, #stale, 500 do
+  redis.call('HDEL', KEYS[1], unpack(stale, i, math.min(i + 499, #stale)))
+end
+
+redis.call('HSET', KEYS[1], 'pos', ARGV[1], 'available', ARGV[2], 'price_cents', ARGV[3], 'currency', ARGV[4],
+  'starts_ms', ARGV[5], 'ends_ms', ARGV[6], 'rebuy', ARGV[7], 'buyers', #ARGV - 8)
+for i = 9, #ARGV, 250 do
+  local fields = {}
+  for j = i, math.min(i + 249, #ARGV) do
+    fields[#fields + 1] = 'b:' .. ARGV[j]
+    fields[#fields + 1] = 1
+  end
+  redis.call('HSET', KEYS[1], unpack(fields))
+end
+for i = 1, 3 do
   redis.call('PEXPIREAT', KEYS[i], ARGV[8])
 end
 return 1
