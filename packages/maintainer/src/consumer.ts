@@ -59,7 +59,7 @@ export async function startConsumer(options: ConsumerOptions) {
         mode: "committed",
         fallbackMode: "earliest",
         autocommit: false,
-        maxWaitTime: 20,
+        maxWaitTime: 500,
       });
       salePartitions =
         (await next.metadata({ topics: [topics.sale] })).topics.get(topics.sale)?.partitionsCount ?? 0;

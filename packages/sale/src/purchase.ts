@@ -53,6 +53,7 @@ export interface PurchaseServiceOptions {
   observer?: PurchaseObserver;
 }
 
+const soldOutResult: PurchaseResult = { kind: "SOLD_OUT" };
 const noObserver: PurchaseObserver = { transaction: () => {}, reservations: () => {} };
 
 export function createPurchaseService(options: PurchaseServiceOptions) {
@@ -152,14 +153,21 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
     return { kind: "UNAVAILABLE", detail: "this SKU's cache is being rebuilt", retryAfterS: 1 };
   }
 
+  /** The answer this process knows without asking anyone (a sold-out SKU's snapshot), or undefined. */
+  function answerLocally(request: PurchaseRequest): PurchaseResult | undefined {
+    switch (soldOut.answer(request.activityId, request.skuId, request.userId, request.requestId)) {
+      case "SOLD_OUT":
+        return soldOutResult;
+      case "ALREADY_PURCHASED":
+        return { kind: "ALREADY_PURCHASED", detail: "this user already holds an order for this SKU" };
+    }
+  }
+
   return {
+    answerLocally,
     async purchase(request: PurchaseRequest): Promise<PurchaseResult> {
-      switch (soldOut.answer(request.activityId, request.skuId, request.userId, request.requestId)) {
-        case "SOLD_OUT":
-          return { kind: "SOLD_OUT" };
-        case "ALREADY_PURCHASED":
-          return { kind: "ALREADY_PURCHASED", detail: "this user already holds an order for this SKU" };
-      }
+      const local = answerLocally(request);
+      if (local) return local;
       const fast = await fastPath(request);
       if (fast === "REDIS_DOWN")
         return { kind: "UNAVAILABLE", detail: "the cache is unavailable", retryAfterS: 1 };
