@@ -36,5 +36,9 @@ export const activitySkusKey = (activityId: number) => `fg:activity:${activityId
 /** SKUs the API found missing in Redis; the maintainer rebuilds them from MySQL. */
 export const rebuildQueueKey = "fg:rebuild";
 
-/** Set by the maintainer once the cache holds everything; gone after FLUSHALL or a Redis restart without data. */
-export const cacheEpochKey = "fg:epoch";
+/**
+ * Set by the maintainer once the cache holds everything; gone after FLUSHALL or a Redis restart without
+ * data. It names the layout: a cache written in an earlier one (layout 1 kept buyers in a set) lacks
+ * this key, so the maintainer rebuilds every SKU in the current layout when it starts.
+ */
+export const cacheEpochKey = "fg:epoch:2";
