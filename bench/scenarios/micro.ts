@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import type { FlashgateRedis } from "@flashgate/cache";
-import { skuKeys } from "@flashgate/cache";
+import { reserveArguments, reserveKeyCount, skuKeys } from "@flashgate/cache";
 import { repoRoot } from "@flashgate/stack";
 import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
@@ -36,6 +36,20 @@ function redisBenchmark(url: URL, requests: number, command: string[]): number {
   return Number(match[1]);
 }
 
+/** Redis's CPU seconds so far and, per command, calls and microseconds spent in it (INFO). */
+async function redisCounters(redis: FlashgateRedis) {
+  const info = `${await redis.info("cpu")}\n${await redis.info("commandstats")}`;
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(info)?.[1] ?? 0);
+  const calls: Record<string, number> = {};
+  const usec: Record<string, number> = {};
+  for (const match of info.matchAll(/^cmdstat_(\w+):calls=(\d+),usec=(\d+)/gm)) {
+    calls[match[1]] = Number(match[2]);
+    usec[match[1]] = Number(match[3]);
+  }
+  return { cpuS: field("used_cpu_sys") + field("used_cpu_user"), calls, usec };
+}
+
+const round1 = (n: number) => Math.round(n * 10) / 10;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
 
@@ -66,21 +80,32 @@ export async function microScenario(
   const lua = readFileSync(`${repoRoot}/packages/cache/src/lua/reserve.lua`, "utf8");
   const sha = (await redis.script("LOAD", lua)) as string;
   const url = new URL(redisUrl);
-  const scriptCall = [
-    "EVALSHA",
-    sha,
-    "5",
-    keys.sku,
-    keys.reservations,
-    keys.reservationRequests,
-    `${keys.ratePrefix}1`,
-    "1",
-    "bench-key",
-    String(Date.now()),
-    "15000",
-    "1000000000000",
-    "3600000",
-  ];
+  // Exactly what the API sends for a buyer of this sold-out SKU (no rate limit in the way).
+  const scriptArguments = reserveArguments(
+    { activityId: sale.activityId, skuId: sale.skuId, userId: "1", requestId: "bench-key" },
+    { reservationTtlMs: 15_000, rateLimit: 1e12, rateWindowMs: 3_600_000 },
+  ).map(String);
+  const answer = await redis.evalsha(sha, reserveKeyCount, ...scriptArguments);
+  if (answer !== "SOLD_OUT")
+    throw new Error(`reserve.lua answered ${answer}: the micro would time another path`);
+  const scriptCall = ["EVALSHA", sha, String(reserveKeyCount), ...scriptArguments];
+  // The floor of any script called with these arguments: one that only returns the answer.
+  const emptySha = (await redis.script("LOAD", "return 'SOLD_OUT'")) as string;
+  const emptyScriptCall = ["EVALSHA", emptySha, String(reserveKeyCount), ...scriptArguments];
+  // Beside the rates, what each operation costs Redis (INFO): its CPU per operation, and of that the
+  // time in the command itself, so the script's own cost is seen apart from the machine's I/O cost.
+  const redisCost = async (command: string[]) => {
+    const before = await redisCounters(redis);
+    const perSecond = redisBenchmark(url, requests * 4, command);
+    const after = await redisCounters(redis);
+    const name = command[0].toLowerCase();
+    const calls = (after.calls[name] ?? 0) - (before.calls[name] ?? 0);
+    return {
+      perSecond,
+      cpuUsPerOp: round1(((after.cpuS - before.cpuS) * 1e6) / calls),
+      execUsPerCall: round1(((after.usec[name] ?? 0) - (before.usec[name] ?? 0)) / calls),
+    };
+  };
   // The storm's population: 20,000 users, each retrying, so tokens repeat as they do in a sale.
   const tokens = mintTokens(secret, 20_000, 40_000_000);
   const request = (prefix: string) => (i: number) =>
@@ -91,9 +116,22 @@ export async function microScenario(
   const redisRounds = [];
   const httpRounds = [];
   for (let round = 0; round < rounds; round++) {
-    const ping = redisBenchmark(url, requests * 4, ["PING"]);
-    const script = redisBenchmark(url, requests * 4, scriptCall);
-    redisRounds.push({ pingPerSecond: ping, reserveScriptPerSecond: script, ratio: ratio(script, ping) });
+    const ping = await redisCost(["PING"]);
+    const script = await redisCost(scriptCall);
+    const empty = await redisCost(emptyScriptCall);
+    redisRounds.push({
+      emptyScriptPerSecond: empty.perSecond,
+      emptyScriptRatio: ratio(empty.perSecond, ping.perSecond),
+      emptyScriptExecUs: empty.execUsPerCall,
+      pingPerSecond: ping.perSecond,
+      reserveScriptPerSecond: script.perSecond,
+      ratio: ratio(script.perSecond, ping.perSecond),
+      pingCpuUsPerOp: ping.cpuUsPerOp,
+      scriptCpuUsPerOp: script.cpuUsPerOp,
+      costRatio: ratio(ping.cpuUsPerOp, script.cpuUsPerOp),
+      pingExecUs: ping.execUsPerCall,
+      scriptExecUs: script.execUsPerCall,
+    });
     // The same request (headers and body) to both servers: hello simply ignores it. Who goes first
     // alternates, so a drift in the machine's speed does not always favour the same one.
     // Beside the rates, each server's own CPU per request (from /proc): what a request costs it.
@@ -126,7 +164,12 @@ export async function microScenario(
   }
   return {
     rounds,
-    redis: { ratio: median(redisRounds.map((r) => r.ratio)), rounds: redisRounds },
+    redis: {
+      ratio: median(redisRounds.map((r) => r.ratio)),
+      costRatio: median(redisRounds.map((r) => r.costRatio)),
+      emptyScriptRatio: median(redisRounds.map((r) => r.emptyScriptRatio)),
+      rounds: redisRounds,
+    },
     http: {
       ratio: median(httpRounds.map((r) => r.ratio)),
       costRatio: median(httpRounds.map((r) => r.costRatio)),

@@ -31,6 +31,8 @@ export {
   type ReserveInput,
   type ReserveOutcome,
   releaseReservation,
+  reserveArguments,
+  reserveKeyCount,
   reserveUnit,
 } from "./reserve.ts";
 export { type FlashgateRedis, withScripts } from "./scripts.ts";

@@ -25,14 +25,13 @@ export interface FastPathLimits {
   rateWindowMs: number;
 }
 
-/** One EVALSHA: rate limit, sale window, one-per-user, availability and a TTL-bounded reservation. */
-export async function reserveUnit(
-  redis: FlashgateRedis,
-  input: ReserveInput,
-  limits: FastPathLimits,
-): Promise<ReserveOutcome> {
+/** How many of `reserveArguments` are keys. */
+export const reserveKeyCount = 4;
+
+/** The KEYS, then the ARGV, of one reserve.lua call (see the script's header); the bench replays them. */
+export function reserveArguments(input: ReserveInput, limits: FastPathLimits): (string | number)[] {
   const keys = skuKeys(input.activityId, input.skuId);
-  const reply = (await redis.fgReserve(
+  return [
     keys.sku,
     keys.reservations,
     keys.reservationRequests,
@@ -43,7 +42,18 @@ export async function reserveUnit(
     limits.reservationTtlMs,
     limits.rateLimit,
     limits.rateWindowMs,
-  )) as string | [string, number | string];
+  ];
+}
+
+/** One EVALSHA: rate limit, sale window, one-per-user, availability and a TTL-bounded reservation. */
+export async function reserveUnit(
+  redis: FlashgateRedis,
+  input: ReserveInput,
+  limits: FastPathLimits,
+): Promise<ReserveOutcome> {
+  const reply = (await redis.fgReserve(...reserveArguments(input, limits))) as
+    | string
+    | [string, number | string];
   const [outcome, detail] = typeof reply === "string" ? [reply, undefined] : reply;
   switch (outcome) {
     case "RESERVED":

@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
+import { reserveKeyCount } from "./reserve.ts";
 
 const lua = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), "utf8");
 
 const definitions = {
-  fgReserve: { numberOfKeys: 4, lua: lua("reserve") },
+  fgReserve: { numberOfKeys: reserveKeyCount, lua: lua("reserve") },
   fgRelease: { numberOfKeys: 2, lua: lua("release") },
   fgLoad: { numberOfKeys: 3, lua: lua("load") },
   fgApply: { numberOfKeys: 3, lua: lua("apply") },
