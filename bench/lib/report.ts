@@ -169,8 +169,8 @@ export function writeResultsMarkdown(facts: Record<string, unknown>): void {
   const micro = results.micro?.data as
     | {
         rounds: number;
-        redis: { ratio: number; costRatio?: number; emptyScriptRatio?: number; rounds: ResultRow[] };
-        http: { ratio: number; costRatio?: number; rounds: ResultRow[] };
+        redis: { ratio: number; costRatio: number; emptyScriptRatio: number; rounds: ResultRow[] };
+        http: { ratio: number; costRatio: number; rounds: ResultRow[] };
       }
     | undefined;
   if (micro?.rounds) {
@@ -184,24 +184,18 @@ export function writeResultsMarkdown(facts: Record<string, unknown>): void {
     const perRound = (rows: ResultRow[], field: string) => rows.map((r) => r[field]).join(" / ");
     lines.push(
       `| reserve.lua (EVALSHA, sold-out path) | ${perRound(micro.redis.rounds, "reserveScriptPerSecond")} | redis-benchmark PING | ${perRound(micro.redis.rounds, "pingPerSecond")} | ${perRound(micro.redis.rounds, "ratio")} | **${micro.redis.ratio}** | ≥ 0.85 |`,
-      ...(micro.redis.emptyScriptRatio === undefined
-        ? []
-        : [
-            `| the floor: a script that only returns, same arguments | ${perRound(micro.redis.rounds, "emptyScriptPerSecond")} | redis-benchmark PING | ${perRound(micro.redis.rounds, "pingPerSecond")} | ${perRound(micro.redis.rounds, "emptyScriptRatio")} | **${micro.redis.emptyScriptRatio}** | (reference) |`,
-          ]),
+      `| the floor: a script that only returns, same arguments | ${perRound(micro.redis.rounds, "emptyScriptPerSecond")} | redis-benchmark PING | ${perRound(micro.redis.rounds, "pingPerSecond")} | ${perRound(micro.redis.rounds, "emptyScriptRatio")} | **${micro.redis.emptyScriptRatio}** | (reference) |`,
       `| sold-out rejections over HTTP | ${perRound(micro.http.rounds, "soldOutRejectionsPerSecond")} | bare node:http hello | ${perRound(micro.http.rounds, "helloPerSecond")} | ${perRound(micro.http.rounds, "ratio")} | **${micro.http.ratio}** | ≥ 0.8 |`,
       "",
     );
-    if (micro.redis.costRatio !== undefined)
-      lines.push(
-        `Redis's own CPU per operation in the same rounds (INFO cpu): script ${perRound(micro.redis.rounds, "scriptCpuUsPerOp")} µs, PING ${perRound(micro.redis.rounds, "pingCpuUsPerOp")} µs; PING's cost over the script's, median **${micro.redis.costRatio}**. Of that, inside the command itself (INFO commandstats): script ${perRound(micro.redis.rounds, "scriptExecUs")} µs, the empty script ${perRound(micro.redis.rounds, "emptyScriptExecUs")} µs, PING ${perRound(micro.redis.rounds, "pingExecUs")} µs — the rest is reading and answering the request, the same for both.`,
-        "",
-      );
-    if (micro.http.costRatio !== undefined)
-      lines.push(
-        `Each server's own CPU per request in the same rounds (/proc, user + system): sold-out ${perRound(micro.http.rounds, "soldOutCpuUsPerRequest")} µs, hello ${perRound(micro.http.rounds, "helloCpuUsPerRequest")} µs; hello's cost over the sold-out path's, median **${micro.http.costRatio}** (contention on the two cores moves it as much as the rates).`,
-        "",
-      );
+    lines.push(
+      `Redis's own CPU per operation in the same rounds (INFO cpu): script ${perRound(micro.redis.rounds, "scriptCpuUsPerOp")} µs, PING ${perRound(micro.redis.rounds, "pingCpuUsPerOp")} µs; PING's cost over the script's, median **${micro.redis.costRatio}**. Of that, inside the command itself (INFO commandstats): script ${perRound(micro.redis.rounds, "scriptExecUs")} µs, the empty script ${perRound(micro.redis.rounds, "emptyScriptExecUs")} µs, PING ${perRound(micro.redis.rounds, "pingExecUs")} µs — the rest is reading and answering the request, the same for both.`,
+      "",
+    );
+    lines.push(
+      `Each server's own CPU per request in the same rounds (/proc, user + system): sold-out ${perRound(micro.http.rounds, "soldOutCpuUsPerRequest")} µs, hello ${perRound(micro.http.rounds, "helloCpuUsPerRequest")} µs; hello's cost over the sold-out path's, median **${micro.http.costRatio}** (contention on the two cores moves it as much as the rates).`,
+      "",
+    );
   }
   writeFileSync(join(repoRoot, "bench", "RESULTS.md"), `${lines.join("\n")}\n`);
 }

@@ -1,4 +1,5 @@
 import { type FlashgateRedis, skuKeys } from "@flashgate/cache";
+import { eventually } from "@flashgate/testkit";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
@@ -21,7 +22,10 @@ export async function driftScenario(
     const sale = await openSale(systems, system, pool, redis, 200);
     const first = mintTokens(secret, 400, 20_000_000);
     await runLoad(system.urls, 400, 20, (i) => purchaseRequest(sale, first[i], `d1-${sale.activityId}-${i}`));
-    await new Promise((r) => setTimeout(r, 1500));
+    // Every sale in MySQL first (Redis-as-truth writes its orders asynchronously).
+    await eventually(async () => {
+      if ((await unitsSold(pool, sale)) < 200) throw new Error("orders still being written");
+    });
 
     // The DBA and the back-office, straight into MySQL.
     await pool.query(

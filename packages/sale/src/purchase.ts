@@ -163,36 +163,41 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
     }
   }
 
+  async function throughRedis(request: PurchaseRequest): Promise<PurchaseResult> {
+    const fast = await fastPath(request);
+    if (fast === "REDIS_DOWN")
+      return { kind: "UNAVAILABLE", detail: "the cache is unavailable", retryAfterS: 1 };
+    switch (fast.outcome) {
+      case "RESERVED":
+        observer.reservations(1);
+        return decide(request, "counted");
+      case "IN_FLIGHT":
+        // The same key again while its first attempt is unresolved: the transaction is idempotent on the key.
+        if (fast.requestId === request.requestId) return decide(request, "inherited");
+        return { kind: "ALREADY_PURCHASED", detail: "another purchase of this user is in progress" };
+      case "SOLD_OUT":
+        soldOut.soldOut(request.activityId, request.skuId);
+        return { kind: "SOLD_OUT" };
+      case "ALREADY":
+        return replayOrRefuse(request);
+      case "RATE_LIMITED":
+        return { kind: "RATE_LIMITED", retryAfterS: Math.ceil(fast.retryAfterMs / 1000) };
+      case "NOT_STARTED":
+        return { kind: "ACTIVITY_NOT_OPEN", detail: "the sale has not started" };
+      case "ENDED":
+        return { kind: "ACTIVITY_NOT_OPEN", detail: "the sale has ended" };
+      case "NOT_LOADED":
+        return notLoaded(request);
+    }
+  }
+
   return {
-    answerLocally,
-    async purchase(request: PurchaseRequest): Promise<PurchaseResult> {
-      const local = answerLocally(request);
-      if (local) return local;
-      const fast = await fastPath(request);
-      if (fast === "REDIS_DOWN")
-        return { kind: "UNAVAILABLE", detail: "the cache is unavailable", retryAfterS: 1 };
-      switch (fast.outcome) {
-        case "RESERVED":
-          observer.reservations(1);
-          return decide(request, "counted");
-        case "IN_FLIGHT":
-          // The same key again while its first attempt is unresolved: the transaction is idempotent on the key.
-          if (fast.requestId === request.requestId) return decide(request, "inherited");
-          return { kind: "ALREADY_PURCHASED", detail: "another purchase of this user is in progress" };
-        case "SOLD_OUT":
-          soldOut.soldOut(request.activityId, request.skuId);
-          return { kind: "SOLD_OUT" };
-        case "ALREADY":
-          return replayOrRefuse(request);
-        case "RATE_LIMITED":
-          return { kind: "RATE_LIMITED", retryAfterS: Math.ceil(fast.retryAfterMs / 1000) };
-        case "NOT_STARTED":
-          return { kind: "ACTIVITY_NOT_OPEN", detail: "the sale has not started" };
-        case "ENDED":
-          return { kind: "ACTIVITY_NOT_OPEN", detail: "the sale has ended" };
-        case "NOT_LOADED":
-          return notLoaded(request);
-      }
+    /**
+     * A result at once when this process already knows it (a storm's sold-out answer: no promise to
+     * wait for), else the fast path and, for a plausible buyer, the database.
+     */
+    purchase(request: PurchaseRequest): PurchaseResult | Promise<PurchaseResult> {
+      return answerLocally(request) ?? throughRedis(request);
     },
     skuExists,
   };

@@ -105,11 +105,7 @@ export function placePurchaseHandler(deps: {
       return;
     }
     readBody(incoming)
-      .then((raw) => {
-        const request = { requestId, userId, ...parseJson(raw, purchaseBody) };
-        // A storm's sold-out answer is known here: returned as a value, not a promise to wait for.
-        return purchases.answerLocally(request) ?? purchases.purchase(request);
-      })
+      .then((raw) => purchases.purchase({ requestId, userId, ...parseJson(raw, purchaseBody) }))
       .then((result) => {
         admitted(result.kind).inc();
         send(resultReply(result, traceId));
