@@ -10,7 +10,7 @@ import type { Pool } from "mysql2/promise";
 import { requireAdmin, requireUser } from "./auth.ts";
 import type { PurchaseApiConfig } from "./config.ts";
 import type { AppEnv } from "./env.ts";
-import { createMetrics, type Metrics } from "./metrics.ts";
+import { createMetrics, type Metrics, purchaseObserver } from "./metrics.ts";
 import { ApiError, errorReply, problemReply, replyResponse } from "./problem.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -51,7 +51,7 @@ export function createApp(deps: AppDeps) {
       rateWindowMs: config.RATE_WINDOW_MS,
     },
     soldOutCacheMs: config.SOLD_OUT_CACHE_MS,
-    observer: metrics.observer,
+    observer: purchaseObserver(metrics, logger),
   });
   const verifyUser = createJwtVerifier(config.AUTH_JWT_SECRET);
   const verifyAdmin = createJwtVerifier(config.ADMIN_JWT_SECRET);

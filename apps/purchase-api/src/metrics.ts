@@ -1,3 +1,4 @@
+import type { Logger } from "@flashgate/logger";
 import type { PurchaseObserver } from "@flashgate/sale";
 import { createFastHistogram } from "@flashgate/telemetry";
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
@@ -29,11 +30,41 @@ export function createMetrics() {
     help: "Reservations this instance made that are not yet resolved or released",
     registers: [registry],
   });
-  const observer: PurchaseObserver = {
-    transaction: (outcome) => transactions.inc({ outcome }),
-    reservations: (delta) => reservations.inc(delta),
+  const dependencyErrors = new Counter({
+    name: "flashgate_dependency_errors_total",
+    help: "Calls to Redis or the database that failed, by dependency and operation",
+    labelNames: ["dependency", "operation"],
+    registers: [registry],
+  });
+  return { registry, requestDuration, admissions, transactions, reservations, dependencyErrors };
+}
+
+/**
+ * The purchase service's observer: counts, and logs each failing dependency call — at most one line
+ * per second per dependency and operation, with how many were not logged, since a dead Redis under a
+ * storm fails thousands of calls a second.
+ */
+export function purchaseObserver(metrics: Metrics, logger: Logger): PurchaseObserver {
+  const lastLogged = new Map<string, { at: number; suppressed: number }>();
+  return {
+    transaction: (outcome) => metrics.transactions.inc({ outcome }),
+    reservations: (delta) => metrics.reservations.inc(delta),
+    dependencyFailed(dependency, operation, error) {
+      metrics.dependencyErrors.inc({ dependency, operation });
+      const key = `${dependency}:${operation}`;
+      const now = Date.now();
+      const last = lastLogged.get(key);
+      if (last && now - last.at < 1000) {
+        last.suppressed += 1;
+        return;
+      }
+      lastLogged.set(key, { at: now, suppressed: 0 });
+      logger.warn(
+        { dependency, operation, err: error, suppressedSinceLast: last?.suppressed ?? 0 },
+        `${dependency} call failed`,
+      );
+    },
   };
-  return { registry, requestDuration, admissions, transactions, observer };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

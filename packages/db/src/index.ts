@@ -12,6 +12,7 @@ export { type Migration, migrations } from "./migrations.ts";
 export { findBlockingOrder, findOrder, type Order, type OrderState, soldOutBuyers } from "./orders.ts";
 export { createPool, warmPool } from "./pool.ts";
 export {
+  findReplay,
   isConnectionLoss,
   isDatabaseUnreachable,
   OutcomeUnknownError,

@@ -28,23 +28,28 @@ const DUPLICATE_KEY = 1062;
  * The whole decision for N buyers of one SKU in one round trip, COMMIT included, so the hot stock row
  * is never locked while a busy application event loop gets round to sending the next statement
  * (measured: that wait, not MySQL, dominated purchase latency under a storm; see docs/adr/0006). The
- * decrement by N is conditional on stock and the sale window; the orders are inserted only if it hit
- * the row, priced from that row. Needs a pool with `multipleStatements` (every value is still a bound
- * parameter). Results: [1] the decrement, [5] the orders as committed.
+ * stock row is locked first and checked (stock and sale window); the orders are inserted, priced from
+ * that row, and only then is the stock decremented by N. That order is the binlog's: the cache sees a
+ * purchase's orders (which free the reservations that admitted them) before the stock they took, so no
+ * split of a transaction's changes ever counts a sold unit twice (ADR 0005). Needs a pool with
+ * `multipleStatements` (every value is still a bound parameter). Results: [4] the decrement, [6] the
+ * orders as committed.
  */
 function decisionBatch(inputs: PurchaseInput[]): { sql: string; params: unknown[] } {
   const { activityId, skuId } = inputs[0];
   if (inputs.some((input) => input.activityId !== activityId || input.skuId !== skuId))
     throw new Error("a batch holds buyers of one SKU");
   const buyers = inputs.map(() => "SELECT ? AS request_id, ? AS user_id").join(" UNION ALL ");
+  // The window is read in a subquery so that only the stock row is locked, not the activity its SKUs share.
   const sql = `START TRANSACTION;
-UPDATE sale_stock s JOIN activity a ON a.id = s.activity_id SET s.available = s.available - ?
- WHERE s.activity_id = ? AND s.sku_id = ? AND s.available >= ? AND NOW(3) >= a.starts_at AND NOW(3) < a.ends_at;
-SET @fg_decremented = ROW_COUNT();
+SET @fg_ok = 0;
+SELECT s.available >= ? AND (SELECT NOW(3) >= a.starts_at AND NOW(3) < a.ends_at FROM activity a WHERE a.id = s.activity_id)
+  INTO @fg_ok FROM sale_stock s WHERE s.activity_id = ? AND s.sku_id = ? FOR UPDATE;
 INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
   SELECT b.request_id, s.activity_id, s.sku_id, b.user_id, 'PENDING', s.price_cents, s.currency, NOW(3), NOW(3) + INTERVAL a.payment_timeout_s SECOND
     FROM (${buyers}) b JOIN sale_stock s ON s.activity_id = ? AND s.sku_id = ? JOIN activity a ON a.id = s.activity_id
-   WHERE @fg_decremented = 1;
+   WHERE @fg_ok = 1;
+UPDATE sale_stock SET available = available - ? WHERE activity_id = ? AND sku_id = ? AND @fg_ok = 1;
 COMMIT;
 SELECT ${orderColumns} FROM sale_order WHERE request_id IN (${inputs.map(() => "?").join(", ")})`;
   const n = inputs.length;
@@ -52,14 +57,20 @@ SELECT ${orderColumns} FROM sale_order WHERE request_id IN (${inputs.map(() => "
     n,
     activityId,
     skuId,
-    n,
     ...inputs.flatMap((input) => [input.requestId, input.userId]),
+    activityId,
+    skuId,
+    n,
     activityId,
     skuId,
     ...inputs.map((input) => input.requestId),
   ];
   return { sql, params };
 }
+
+/** Where the decision's statements leave their results (see decisionBatch). */
+const decrementResult = 4;
+const ordersResult = 6;
 
 type Affected = { affectedRows: number };
 
@@ -69,10 +80,14 @@ export function placeOrder(pool: Pool, input: PurchaseInput): Promise<PurchaseDe
   const { sql, params } = decisionBatch([input]);
   return decideOnConnection(pool, sql, params, {
     async committed(results, connection) {
-      const decremented = (results[1] as Affected).affectedRows === 1;
-      const order = (results[5] as OrderRow[])[0];
+      const decremented = (results[decrementResult] as Affected).affectedRows === 1;
+      const order = (results[ordersResult] as OrderRow[])[0];
       if (decremented && order) return { kind: "created", order: toOrder(order) };
-      // Nothing decremented (nothing committed): sold out, not open, or unknown. Rare with reservations.
+      // Nothing was committed. The key may already hold an order (a retry of a purchase that took the
+      // last unit) or the user another one: those answers come before "sold out" or "not open".
+      if (order) return sameBuyer(toOrder(order), input);
+      if (await findBlockingOrder(connection, input.activityId, input.skuId, input.userId))
+        return { kind: "already_purchased" };
       const [sale] = await connection.query<RowDataPacket[]>(
         `SELECT s.available, (NOW(3) >= a.starts_at AND NOW(3) < a.ends_at) AS open
            FROM sale_stock s JOIN activity a ON a.id = s.activity_id WHERE s.activity_id = ? AND s.sku_id = ?`,
@@ -96,8 +111,10 @@ export async function placeOrders(pool: Pool, inputs: PurchaseInput[]): Promise<
   const { sql, params } = decisionBatch(inputs);
   return decideOnConnection(pool, sql, params, {
     committed(results) {
-      if ((results[1] as Affected).affectedRows !== 1) return null;
-      const byKey = new Map((results[5] as OrderRow[]).map((row) => [row.request_id, toOrder(row)]));
+      if ((results[decrementResult] as Affected).affectedRows !== 1) return null;
+      const byKey = new Map(
+        (results[ordersResult] as OrderRow[]).map((row) => [row.request_id, toOrder(row)]),
+      );
       return inputs.map((input) => {
         const order = byKey.get(input.requestId);
         // Cannot happen (we read our own commit), but if it did the unit is sold: never release it.
@@ -149,15 +166,26 @@ async function decideOnConnection<T>(
   }
 }
 
+/** A key that already holds an order: the same purchase again gets it, any other use is a reuse. */
+const sameBuyer = (existing: Order, input: PurchaseInput): PurchaseDecision =>
+  existing.userId === input.userId &&
+  existing.activityId === input.activityId &&
+  existing.skuId === input.skuId
+    ? { kind: "replayed", order: existing }
+    : { kind: "key_reused" };
+
+/** What this key already decided, if it has an order: the order again, or a refused reuse of the key. */
+export async function findReplay(
+  db: Pool | PoolConnection,
+  input: PurchaseInput,
+): Promise<PurchaseDecision | undefined> {
+  const existing = await findOrder(db, input.requestId);
+  return existing && sameBuyer(existing, input);
+}
+
 async function resolveConflict(connection: PoolConnection, input: PurchaseInput): Promise<PurchaseDecision> {
-  const existing = await findOrder(connection, input.requestId);
-  if (existing) {
-    const same =
-      existing.userId === input.userId &&
-      existing.activityId === input.activityId &&
-      existing.skuId === input.skuId;
-    return same ? { kind: "replayed", order: existing } : { kind: "key_reused" };
-  }
+  const replay = await findReplay(connection, input);
+  if (replay) return replay;
   const blocking = await findBlockingOrder(connection, input.activityId, input.skuId, input.userId);
   return blocking ? { kind: "already_purchased" } : { kind: "sold_out" };
 }

@@ -7,5 +7,5 @@ export {
   type PurchaseService,
   type TransactionOutcome,
 } from "./purchase.ts";
-export { createSkuExistence } from "./sku-exists.ts";
+export { createSkuWindows, type SkuWindow } from "./sku-window.ts";
 export { createSoldOutShortcut } from "./sold-out-shortcut.ts";

@@ -7,7 +7,7 @@ import {
   reserveUnit,
 } from "@flashgate/cache";
 import {
-  findOrder,
+  findReplay,
   type Order,
   OutcomeUnknownError,
   type PurchaseDecision,
@@ -17,7 +17,7 @@ import {
 import type { Pool } from "mysql2/promise";
 import { createDecisionBatcher } from "./decision-batcher.ts";
 import { OverloadedError, type OverloadGuard } from "./overload-guard.ts";
-import { createSkuExistence } from "./sku-exists.ts";
+import { createSkuWindows, type SkuWindow } from "./sku-window.ts";
 import { createSoldOutShortcut } from "./sold-out-shortcut.ts";
 
 export type PurchaseRequest = PurchaseInput;
@@ -35,9 +35,13 @@ export type PurchaseResult =
 
 export type TransactionOutcome = "committed" | "rejected" | "unknown" | "failed";
 
+export type Dependency = "redis" | "database";
+
 export interface PurchaseObserver {
   transaction(outcome: TransactionOutcome): void;
   reservations(delta: number): void;
+  /** A dependency failed and the buyer was answered 503 (or a cleanup was skipped): count it and log it. */
+  dependencyFailed(dependency: Dependency, operation: string, error: unknown): void;
 }
 
 export interface PurchaseServiceOptions {
@@ -54,7 +58,49 @@ export interface PurchaseServiceOptions {
 }
 
 const soldOutResult: PurchaseResult = { kind: "SOLD_OUT" };
-const noObserver: PurchaseObserver = { transaction: () => {}, reservations: () => {} };
+const noObserver: PurchaseObserver = {
+  transaction: () => {},
+  reservations: () => {},
+  dependencyFailed: () => {},
+};
+const alreadyPurchased: PurchaseResult = {
+  kind: "ALREADY_PURCHASED",
+  detail: "this user already holds an order for this SKU",
+};
+const databaseUnavailable: PurchaseResult = {
+  kind: "UNAVAILABLE",
+  detail: "the database is unavailable",
+  retryAfterS: 2,
+};
+
+/**
+ * Whether the reservation stays until CDC applies the order (apply.lua then removes it): it must, for
+ * as long as it is the only sign in Redis that this user's order holds a unit — a new order, or the
+ * still-unapplied order of an earlier attempt with the same key.
+ */
+const holdsItsUnit = (decision: PurchaseDecision, reservation: "counted" | "inherited") =>
+  decision.kind === "created" ||
+  (decision.kind === "replayed" && reservation === "inherited" && decision.order.state !== "CLOSED");
+
+/** What the buyer is told of a database decision. */
+function decisionResult(decision: PurchaseDecision): PurchaseResult {
+  switch (decision.kind) {
+    case "created":
+      return { kind: "CREATED", order: decision.order };
+    case "replayed":
+      return { kind: "REPLAYED", order: decision.order };
+    case "sold_out":
+      return soldOutResult;
+    case "not_open":
+      return { kind: "ACTIVITY_NOT_OPEN", detail: "the sale is not open" };
+    case "unknown_sku":
+      return { kind: "NOT_FOUND" };
+    case "already_purchased":
+      return alreadyPurchased;
+    case "key_reused":
+      return { kind: "IDEMPOTENCY_KEY_REUSED" };
+  }
+}
 
 export function createPurchaseService(options: PurchaseServiceOptions) {
   const { redis, pool, guard, limits } = options;
@@ -70,12 +116,13 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
   const soldOut = createSoldOutShortcut(options.soldOutCacheMs, (activityId, skuId) =>
     soldOutBuyers(pool, activityId, skuId),
   );
-  const skuExists = createSkuExistence(pool);
+  const skuWindow = createSkuWindows(pool);
 
   async function fastPath(request: PurchaseRequest): Promise<ReserveOutcome | "REDIS_DOWN"> {
     try {
       return await reserveUnit(redis, request, limits);
-    } catch {
+    } catch (error) {
+      observer.dependencyFailed("redis", "reserve", error);
       return "REDIS_DOWN";
     }
   }
@@ -86,7 +133,9 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
     reservation: "counted" | "inherited",
   ): Promise<PurchaseResult> {
     const release = async () => {
-      await releaseReservation(redis, request).catch(() => {});
+      await releaseReservation(redis, request).catch((error) =>
+        observer.dependencyFailed("redis", "release", error),
+      );
       if (reservation === "counted") observer.reservations(-1);
     };
     let decision: PurchaseDecision;
@@ -104,52 +153,52 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       await release();
       if (error instanceof OverloadedError)
         return { kind: "UNAVAILABLE", detail: "too many purchases in flight", retryAfterS: 1 };
-      return { kind: "UNAVAILABLE", detail: "the database is unavailable", retryAfterS: 2 };
+      observer.dependencyFailed("database", "decide", error);
+      return databaseUnavailable;
     }
-    if (decision.kind === "created") return { kind: "CREATED", order: decision.order };
-    await release();
-    switch (decision.kind) {
-      case "replayed":
-        return { kind: "REPLAYED", order: decision.order };
-      case "sold_out":
-        return { kind: "SOLD_OUT" };
-      case "not_open":
-        return { kind: "ACTIVITY_NOT_OPEN", detail: "the sale is not open" };
-      case "unknown_sku":
-        return { kind: "NOT_FOUND" };
-      case "already_purchased":
-        return { kind: "ALREADY_PURCHASED", detail: "this user already holds an order for this SKU" };
-      case "key_reused":
-        return { kind: "IDEMPOTENCY_KEY_REUSED" };
-    }
+    if (!holdsItsUnit(decision, reservation)) await release();
+    return decisionResult(decision);
   }
 
-  /** A user already holds an order: answer a replay of the same key with that order, read from MySQL. */
+  /**
+   * A user already holds an order: the same key gets that order, read from MySQL; another key is refused.
+   * Through the overload guard: a buyer hammering new keys must not become a flood of reads.
+   */
   async function replayOrRefuse(request: PurchaseRequest): Promise<PurchaseResult> {
-    let existing: Order | undefined;
     try {
-      existing = await findOrder(pool, request.requestId);
-    } catch {
-      return { kind: "UNAVAILABLE", detail: "the database is unavailable", retryAfterS: 2 };
+      const decision = await guard.run(() => findReplay(pool, request));
+      return decision ? decisionResult(decision) : alreadyPurchased;
+    } catch (error) {
+      if (error instanceof OverloadedError)
+        return { kind: "UNAVAILABLE", detail: "too many purchases in flight", retryAfterS: 1 };
+      observer.dependencyFailed("database", "replay", error);
+      return databaseUnavailable;
     }
-    if (!existing)
-      return { kind: "ALREADY_PURCHASED", detail: "this user already holds an order for this SKU" };
-    const same =
-      existing.userId === request.userId &&
-      existing.activityId === request.activityId &&
-      existing.skuId === request.skuId;
-    return same ? { kind: "REPLAYED", order: existing } : { kind: "IDEMPOTENCY_KEY_REUSED" };
   }
 
+  /**
+   * Redis has no state for this SKU. A SKU whose sale has ended keeps none (its keys expired, or a
+   * rebuild would write them already expired): the answer is the closed window, or the key's order.
+   * Otherwise the maintainer is asked to rebuild it, and the buyer to come back.
+   */
   async function notLoaded(request: PurchaseRequest): Promise<PurchaseResult> {
-    let exists: boolean;
+    let window: SkuWindow | undefined;
     try {
-      exists = await skuExists(request.activityId, request.skuId);
-    } catch {
-      return { kind: "UNAVAILABLE", detail: "the database is unavailable", retryAfterS: 2 };
+      window = await skuWindow(request.activityId, request.skuId);
+    } catch (error) {
+      observer.dependencyFailed("database", "sku-window", error);
+      return databaseUnavailable;
     }
-    if (!exists) return { kind: "NOT_FOUND" };
-    await redis.sadd(rebuildQueueKey, `${request.activityId}:${request.skuId}`).catch(() => {});
+    if (!window) return { kind: "NOT_FOUND" };
+    if (window.endsMs <= Date.now()) {
+      const answer = await replayOrRefuse(request);
+      return answer === alreadyPurchased
+        ? { kind: "ACTIVITY_NOT_OPEN", detail: "the sale has ended" }
+        : answer;
+    }
+    await redis
+      .sadd(rebuildQueueKey, `${request.activityId}:${request.skuId}`)
+      .catch((error) => observer.dependencyFailed("redis", "request-rebuild", error));
     return { kind: "UNAVAILABLE", detail: "this SKU's cache is being rebuilt", retryAfterS: 1 };
   }
 
@@ -159,7 +208,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       case "SOLD_OUT":
         return soldOutResult;
       case "ALREADY_PURCHASED":
-        return { kind: "ALREADY_PURCHASED", detail: "this user already holds an order for this SKU" };
+        return alreadyPurchased;
     }
   }
 
@@ -177,7 +226,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
         return { kind: "ALREADY_PURCHASED", detail: "another purchase of this user is in progress" };
       case "SOLD_OUT":
         soldOut.soldOut(request.activityId, request.skuId);
-        return { kind: "SOLD_OUT" };
+        return soldOutResult;
       case "ALREADY":
         return replayOrRefuse(request);
       case "RATE_LIMITED":
@@ -199,7 +248,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
     purchase(request: PurchaseRequest): PurchaseResult | Promise<PurchaseResult> {
       return answerLocally(request) ?? throughRedis(request);
     },
-    skuExists,
+    skuWindow,
   };
 }
 

@@ -2,7 +2,7 @@
 -- KEYS: 1 sku hash (with its buyers as fields b:<user>), 2 reservations zset, 3 reservation requests hash,
 --       4 user's rate counter
 -- ARGV: 1 user id, 2 request id, 3 now (ms), 4 reservation ttl (ms), 5 rate limit, 6 rate window (ms)
--- Returns the outcome alone (NOT_LOADED, NOT_STARTED, ENDED, ALREADY, SOLD_OUT), or { outcome, detail }:
+-- Returns the outcome alone (NOT_LOADED, ALREADY, NOT_STARTED, ENDED, SOLD_OUT), or { outcome, detail }:
 --   RATE_LIMITED <retry ms>, IN_FLIGHT <request id>, RESERVED <effective available before this reservation>.
 -- A bare string is the cheapest reply to build: SOLD_OUT is what a storm gets a hundred thousand times.
 local now = tonumber(ARGV[3])
@@ -13,22 +13,23 @@ if not sku[1] then
   return 'NOT_LOADED'
 end
 
-if now < tonumber(sku[2]) then
-  return 'NOT_STARTED'
-end
-if now >= tonumber(sku[3]) then
-  return 'ENDED'
-end
-
+-- A buyer's retry is told about their order even once the window has closed or the stock is gone.
 if sku[4] then
   return 'ALREADY'
 end
 
--- Nothing left as applied from the binlog: a sold-out answer costs no database work, so it skips the
--- rate limit too. This is the hot path of a storm once the units are gone.
+-- Sold out as applied from the binlog, or outside the window: no database work, no rate limit. This
+-- is the hot path of a storm once the units are gone. A reservation of this user still in flight may
+-- be the very purchase that took the last unit, which CDC has not applied yet: the caller must learn
+-- its outcome from MySQL, never SOLD_OUT (one more call, on rejections only).
 local available = tonumber(sku[1])
-if available <= 0 then
-  return 'SOLD_OUT'
+local closed = (now < tonumber(sku[2]) and 'NOT_STARTED') or (now >= tonumber(sku[3]) and 'ENDED')
+if closed or available <= 0 then
+  local mine = redis.call('HGET', KEYS[3], ARGV[1])
+  if mine and tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]) or 0) > now then
+    return { 'IN_FLIGHT', mine }
+  end
+  return closed or 'SOLD_OUT'
 end
 
 local count = redis.call('INCR', KEYS[4])

@@ -1,0 +1,95 @@
+import { applyActivityChange, applySkuChanges, readCachedSku } from "@flashgate/cache";
+import { createSale, freshIds, skuLedger, sold } from "@flashgate/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiHarness, startApi } from "./harness.ts";
+
+/** Far past any real binlog position: the cache takes it as the newest change. */
+const laterPosition = "99999999:0000000000000:000000";
+
+/**
+ * A key that has an order gets that order (200) on every path and at every moment; a user who holds an
+ * order and sends another key is told ALREADY_PURCHASED, never SOLD_OUT. No maintainer runs here, so
+ * each test sets the cache to the moment it names.
+ */
+describe("a retry of a committed purchase gets the truth", () => {
+  let api: ApiHarness;
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(async () => api.close());
+
+  async function buyTheLastUnit() {
+    const sale = freshIds();
+    await createSale(api.pool, { ...sale, units: 1 });
+    await api.load(sale.activityId, sale.skuId);
+    const first = await api.purchase(7, sale);
+    expect(first.status).toBe(201);
+    return { sale, first };
+  }
+
+  it("the same key at once, before CDC applied anything: the order (MySQL has no unit left)", async () => {
+    const { sale, first } = await buyTheLastUnit();
+    const retry = await api.purchase(7, sale, first.key);
+    expect([retry.status, retry.body]).toEqual([200, first.body]);
+    const otherKey = await api.purchase(7, sale);
+    expect([otherKey.status, otherKey.body.code]).toEqual([409, "ALREADY_PURCHASED"]);
+    expect(sold(await skuLedger(api.pool, sale.activityId, sale.skuId))).toBe(1);
+  });
+
+  it("Redis already shows the stock at 0 while the buyer's reservation is in flight", async () => {
+    const { sale, first } = await buyTheLastUnit();
+    await applySkuChanges(api.redis, sale.activityId, sale.skuId, [
+      { k: "stock", op: "u", pos: laterPosition, available: 0, price_cents: 1999, currency: "EUR" },
+    ]);
+    expect((await readCachedSku(api.redis, sale.activityId, sale.skuId))?.liveReservations).toBe(1);
+    const retry = await api.purchase(7, sale, first.key);
+    expect([retry.status, retry.body]).toEqual([200, first.body]);
+    const otherKey = await api.purchase(7, sale);
+    expect([otherKey.status, otherKey.body.code]).toEqual([409, "ALREADY_PURCHASED"]);
+    const stranger = await api.purchase(8, sale);
+    expect([stranger.status, stranger.body.code]).toEqual([409, "SOLD_OUT"]);
+    // The stranger's SOLD_OUT armed this instance's sold-out shortcut: the buyer's key still gets the order.
+    const again = await api.purchase(7, sale, first.key);
+    expect([again.status, again.body]).toEqual([200, first.body]);
+  });
+
+  it("the sale window closed after the purchase: the order, in flight or applied", async () => {
+    const { sale, first } = await buyTheLastUnit();
+    const closed = {
+      position: laterPosition,
+      startsMs: Date.now() - 60_000,
+      endsMs: Date.now() - 1,
+      rebuy: false,
+    };
+    await applyActivityChange(api.redis, sale.activityId, closed);
+    const inFlight = await api.purchase(7, sale, first.key);
+    expect([inFlight.status, inFlight.body]).toEqual([200, first.body]);
+
+    await applySkuChanges(api.redis, sale.activityId, sale.skuId, [
+      { k: "order", op: "c", pos: laterPosition, user: "7", live: 1 },
+    ]);
+    const applied = await api.purchase(7, sale, first.key);
+    expect([applied.status, applied.body]).toEqual([200, first.body]);
+    const stranger = await api.purchase(8, sale);
+    expect([stranger.status, stranger.body.code]).toEqual([409, "ACTIVITY_NOT_OPEN"]);
+  });
+
+  it("a sale that ended more than a day ago (nothing left in Redis): closed, and a buyer's key its order", async () => {
+    const { sale, first } = await buyTheLastUnit();
+    await api.pool.query("UPDATE activity SET starts_at = ?, ends_at = ? WHERE id = ?", [
+      new Date(Date.now() - 3 * 86_400_000),
+      new Date(Date.now() - 2 * 86_400_000),
+      sale.activityId,
+    ]);
+    // A rebuild writes the keys already expired: Redis holds nothing for this SKU.
+    await api.load(sale.activityId, sale.skuId);
+    expect(await readCachedSku(api.redis, sale.activityId, sale.skuId)).toBeUndefined();
+
+    const stranger = await api.purchase(8, sale);
+    expect([stranger.status, stranger.body.code]).toEqual([409, "ACTIVITY_NOT_OPEN"]);
+    const retry = await api.purchase(7, sale, first.key);
+    expect([retry.status, retry.body]).toEqual([200, first.body]);
+    const view = await fetch(`${api.url}/v1/activities/${sale.activityId}/skus/${sale.skuId}`);
+    expect([view.status, ((await view.json()) as { code: string }).code]).toEqual([409, "ACTIVITY_NOT_OPEN"]);
+  });
+});

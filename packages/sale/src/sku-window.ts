@@ -1,0 +1,36 @@
+import type { Pool, RowDataPacket } from "mysql2/promise";
+
+export interface SkuWindow {
+  endsMs: number;
+}
+
+/**
+ * Whether a SKU exists in MySQL and when its sale ends, asked at most once per SKU per ttl and never
+ * twice at the same time: requests for SKUs missing from Redis must not turn into a flood of reads.
+ */
+export function createSkuWindows(pool: Pool, ttlMs = 1000, maxKeys = 10_000) {
+  const known = new Map<string, { window: SkuWindow | undefined; until: number }>();
+  const pending = new Map<string, Promise<SkuWindow | undefined>>();
+  return async function skuWindow(activityId: number, skuId: number): Promise<SkuWindow | undefined> {
+    const key = `${activityId}:${skuId}`;
+    const cached = known.get(key);
+    if (cached && cached.until > Date.now()) return cached.window;
+    const inFlight = pending.get(key);
+    if (inFlight) return inFlight;
+    const lookup = pool
+      .query<RowDataPacket[]>(
+        `SELECT a.ends_at FROM sale_stock s JOIN activity a ON a.id = s.activity_id
+          WHERE s.activity_id = ? AND s.sku_id = ?`,
+        [activityId, skuId],
+      )
+      .then(([rows]) => {
+        const window = rows[0] ? { endsMs: (rows[0].ends_at as Date).getTime() } : undefined;
+        if (known.size >= maxKeys) known.clear();
+        known.set(key, { window, until: Date.now() + ttlMs });
+        return window;
+      })
+      .finally(() => pending.delete(key));
+    pending.set(key, lookup);
+    return lookup;
+  };
+}
