@@ -31,7 +31,8 @@ export interface DeadLetter {
   reason: string;
 }
 
-const cacheChange = (change: SaleChange): SkuChange => {
+/** The cache's form of a sale change (what apply.lua reads). */
+export const toSkuChange = (change: SaleChange): SkuChange => {
   switch (change.kind) {
     case "stock":
       return {
@@ -80,7 +81,7 @@ export function createApplier(deps: {
           redis,
           activityId,
           skuId,
-          pending.map((item) => cacheChange(item.change)),
+          pending.map((item) => toSkuChange(item.change)),
         );
       } catch (error) {
         if (!isDataError(error)) throw error;

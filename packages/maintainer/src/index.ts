@@ -1,4 +1,10 @@
-export { type Applier, createApplier, type DeadLetter, type InboundRecord } from "./applier.ts";
+export {
+  type Applier,
+  createApplier,
+  type DeadLetter,
+  type InboundRecord,
+  toSkuChange,
+} from "./applier.ts";
 export { consumerGroup, type RunningConsumer, startConsumer } from "./consumer.ts";
 export { createDeadLetterSink, type DeadLetterSink } from "./dead-letters.ts";
 export { createMaintainerMetrics, type MaintainerMetrics } from "./metrics.ts";
