@@ -23,7 +23,12 @@ const metrics = createMaintainerMetrics();
 const brokers = config.KAFKA_BROKERS.split(",");
 
 const rebuilder = createRebuilder({ redis, pool, metrics, logger });
-await rebuilder.check();
+// A dependency down at start is not fatal: the watchdog retries, and the consumer holds its batches.
+await rebuilder
+  .check()
+  .catch((error) =>
+    logger.error({ err: (error as Error).message }, "initial cache check failed; the watchdog retries"),
+  );
 const stopWatchdog = every(config.WATCHDOG_INTERVAL_MS, "rebuild check", () => rebuilder.check(), logger);
 
 // Order expiry writes MySQL only (PENDING → CLOSED + the unit back); the cache learns of it through CDC.
@@ -72,7 +77,7 @@ const deadLetters = createDeadLetterSink(brokers);
 const consumer = await startConsumer({
   brokers,
   groupId: config.CONSUMER_GROUP,
-  applier: createApplier({ redis, pool, metrics, logger }),
+  applier: createApplier({ redis, pool, metrics, logger, isolate: rebuilder.isolate }),
   redis,
   deadLetters,
   metrics,

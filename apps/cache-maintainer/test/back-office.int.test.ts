@@ -1,3 +1,4 @@
+import { reconcile } from "@flashgate/cache";
 import { type AppProcess, adminToken, createSale, eventually, freshIds } from "@flashgate/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiHarness, startApi } from "../../purchase-api/test/harness.ts";
@@ -57,5 +58,18 @@ describe("back-office writes reach Redis only through CDC", () => {
       [sale.activityId, sale.skuId],
     );
     await eventually(async () => expect((await api.purchase(3, sale)).status).toBe(201));
+  });
+
+  it("the admin SKU view gives a quiet SKU the drift check's verdict: in-sync, not behind", async () => {
+    maintainer ??= await startMaintainer();
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 4 });
+    await expectConverged(c, sale.activityId, sale.skuId);
+    const check = await reconcile(c.pool, c.redis, { activityId: sale.activityId, recordIncidents: false });
+    expect(check.skus.map((sku) => sku.verdict)).toEqual(["in-sync"]);
+    const view = await fetch(`${api.url}/admin/v1/activities/${sale.activityId}/skus/${sale.skuId}`, {
+      headers: { authorization: `Bearer ${adminToken(api.config.ADMIN_JWT_SECRET, "bob")}` },
+    });
+    expect(await view.json()).toMatchObject({ drift: "in-sync", cache: { stock: 4 } });
   });
 });

@@ -1,4 +1,4 @@
-import { applyActivityChange, applySkuChanges, readCachedSku } from "@flashgate/cache";
+import { applyActivityChange, applySkuChanges, readCachedSku, skuKeys } from "@flashgate/cache";
 import { createSale, freshIds, skuLedger, sold } from "@flashgate/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiHarness, startApi } from "./harness.ts";
@@ -81,8 +81,9 @@ describe("a retry of a committed purchase gets the truth", () => {
       new Date(Date.now() - 2 * 86_400_000),
       sale.activityId,
     ]);
-    // A rebuild writes the keys already expired: Redis holds nothing for this SKU.
-    await api.load(sale.activityId, sale.skuId);
+    // Its keys have expired; a rebuild keeps nothing for it.
+    await api.redis.del(Object.values(skuKeys(sale.activityId, sale.skuId)).slice(0, 3));
+    expect(await api.load(sale.activityId, sale.skuId)).toBe("ended");
     expect(await readCachedSku(api.redis, sale.activityId, sale.skuId)).toBeUndefined();
 
     const stranger = await api.purchase(8, sale);

@@ -41,16 +41,19 @@ export interface ActivityWindow {
   rebuy: boolean;
 }
 
-/** Copies an activity's window into each of its cached SKUs (each SKU is its own slot). */
+/**
+ * Copies an activity's window into each of its cached SKUs (each SKU is its own slot). Each SKU
+ * succeeds or fails on its own: the failures are returned, for the caller to handle SKU by SKU.
+ */
 export async function applyActivityChange(
   redis: FlashgateRedis,
   activityId: number,
   window: ActivityWindow,
-): Promise<number> {
-  const skus = await redis.smembers(activitySkusKey(activityId));
-  const results = await Promise.all(
-    skus.map((sku) => {
-      const keys = skuKeys(activityId, Number(sku));
+): Promise<{ applied: number; failed: { skuId: number; error: unknown }[] }> {
+  const skus = (await redis.smembers(activitySkusKey(activityId))).map(Number);
+  const results = await Promise.allSettled(
+    skus.map((skuId) => {
+      const keys = skuKeys(activityId, skuId);
       return redis.fgActivity(
         keys.sku,
         keys.reservations,
@@ -63,7 +66,11 @@ export async function applyActivityChange(
       );
     }),
   );
-  return results.filter((result) => result === 1).length;
+  const failed = results.flatMap((result, i) =>
+    result.status === "rejected" ? [{ skuId: skus[i], error: result.reason as unknown }] : [],
+  );
+  const applied = results.filter((result) => result.status === "fulfilled" && result.value === 1).length;
+  return { applied, failed };
 }
 
 /** An activity row was deleted: its SKUs can no longer be sold, so their cache state goes. */

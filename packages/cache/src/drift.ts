@@ -1,4 +1,4 @@
-import { readSkuSnapshot } from "@flashgate/db";
+import { readSkuSnapshot, type SkuSnapshot } from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
 import { buyerField, skuKeys } from "./keys.ts";
 import type { FlashgateRedis } from "./scripts.ts";
@@ -7,17 +7,46 @@ export interface SkuState {
   available: number;
   /** Blocking buyers' user ids, ascending. */
   buyers: string[];
+  priceCents: number;
+  currency: string;
+  startsMs: number;
+  endsMs: number;
 }
 
-/** The one rule for "the cache tells the truth": same applied availability, same blocking buyers. */
+/** A MySQL read in the cache's terms. */
+export const databaseState = (snapshot: SkuSnapshot | undefined): SkuState | undefined =>
+  snapshot && {
+    available: snapshot.available,
+    buyers: snapshot.buyers,
+    priceCents: snapshot.priceCents,
+    currency: snapshot.currency,
+    startsMs: snapshot.startsAt.getTime(),
+    endsMs: snapshot.endsAt.getTime(),
+  };
+
+/**
+ * The one rule for "the cache tells the truth": same applied availability and blocking buyers, and the
+ * same price and sale window that the fast path and the product page answer with.
+ */
 export function cacheMatches(database: SkuState | undefined, cache: SkuState | undefined): boolean {
   if (!database || !cache) return database === cache;
-  return cache.available === database.available && cache.buyers.join(",") === database.buyers.join(",");
+  return (
+    cache.available === database.available &&
+    cache.buyers.join(",") === database.buyers.join(",") &&
+    cache.priceCents === database.priceCents &&
+    cache.currency === database.currency &&
+    cache.startsMs === database.startsMs &&
+    cache.endsMs === database.endsMs
+  );
 }
 
 const buyerPrefix = buyerField("");
 
-export async function readCacheState(redis: FlashgateRedis, activityId: number, skuId: number) {
+export async function readCacheState(
+  redis: FlashgateRedis,
+  activityId: number,
+  skuId: number,
+): Promise<(SkuState & { position: string }) | undefined> {
   const keys = skuKeys(activityId, skuId);
   const hash = await redis.hgetall(keys.sku);
   if (hash.available === undefined) return undefined;
@@ -27,6 +56,10 @@ export async function readCacheState(redis: FlashgateRedis, activityId: number, 
   return {
     available: Number(hash.available),
     buyers: buyers.sort((a, b) => Number(a) - Number(b)),
+    priceCents: Number(hash.price_cents),
+    currency: String(hash.currency),
+    startsMs: Number(hash.starts_ms),
+    endsMs: Number(hash.ends_ms),
     position: String(hash.pos),
   };
 }
@@ -44,9 +77,10 @@ export async function compareSku(
   activityId: number,
   skuId: number,
 ): Promise<SkuComparison> {
-  const [database, cache] = await Promise.all([
+  const [snapshot, cache] = await Promise.all([
     readSkuSnapshot(pool, activityId, skuId),
     readCacheState(redis, activityId, skuId),
   ]);
+  const database = databaseState(snapshot);
   return { database, cache, equal: cacheMatches(database, cache) };
 }

@@ -9,6 +9,7 @@ export {
 export { cacheMatches, compareSku, readCacheState, type SkuComparison, type SkuState } from "./drift.ts";
 export {
   activitySkusKey,
+  binlogSourceKey,
   buyerField,
   cacheEpochKey,
   rebuildQueueKey,
@@ -24,7 +25,9 @@ export {
   driftIncidents,
   listSkus,
   reconcile,
+  recordIncident,
   type SkuDriftReport,
+  skuVerdicts,
 } from "./reconcile.ts";
 export {
   type FastPathLimits,

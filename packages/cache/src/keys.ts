@@ -9,12 +9,14 @@
  *   fg:{a:s}:res      zset   in-flight reservations: member user id, score expiry (ms)
  *   fg:{a:s}:resreq   hash   user id → request id of that reservation
  *   fg:{a:s}:rl:<u>   string per-user request counter of the current rate window
+ *   fg:{a:s}:load:<n> hash   one rebuild's staging copy of the SKU hash, renamed onto it when complete
  */
 export interface SkuKeys {
   sku: string;
   reservations: string;
   reservationRequests: string;
   ratePrefix: string;
+  loadPrefix: string;
 }
 
 export function skuKeys(activityId: number, skuId: number): SkuKeys {
@@ -24,6 +26,7 @@ export function skuKeys(activityId: number, skuId: number): SkuKeys {
     reservations: `fg:${tag}:res`,
     reservationRequests: `fg:${tag}:resreq`,
     ratePrefix: `fg:${tag}:rl:`,
+    loadPrefix: `fg:${tag}:load:`,
   };
 }
 
@@ -42,3 +45,10 @@ export const rebuildQueueKey = "fg:rebuild";
  * this key, so the maintainer rebuilds every SKU in the current layout when it starts.
  */
 export const cacheEpochKey = "fg:epoch:2";
+
+/**
+ * The binlog source the cache was built from (identity) and the furthest position the maintainer has
+ * seen it at. A different identity, or a position behind that one, means the positions in the cache
+ * belong to another binlog (failover, RESET MASTER, a restore).
+ */
+export const binlogSourceKey = "fg:binlog-source";

@@ -1,7 +1,7 @@
 import { binlogPosition } from "@flashgate/cdc";
 import { readSkuSnapshot, type SkuSnapshot } from "@flashgate/db";
 import type { Pool, RowDataPacket } from "mysql2/promise";
-import { cacheMatches, readCacheState } from "./drift.ts";
+import { cacheMatches, databaseState, readCacheState } from "./drift.ts";
 import { skuKeys } from "./keys.ts";
 import { loadSkuFromDatabase } from "./load-sku.ts";
 import type { FlashgateRedis } from "./scripts.ts";
@@ -58,10 +58,10 @@ export async function checkSku(
     snapshot: first,
   });
   if (!first && !cache) return report("in-sync");
-  if (!cacheMatches(first, second)) return report("changing");
+  if (!cacheMatches(databaseState(first), databaseState(second))) return report("changing");
   const applied = [cache?.position ?? "", watermark ?? ""].some((position) => position >= readAt);
   if (!applied) return report("behind");
-  const equal = cacheMatches(first, state);
+  const equal = cacheMatches(databaseState(first), state);
   return report(equal ? "in-sync" : "drift");
 }
 
@@ -87,6 +87,37 @@ export interface DriftCheck {
   repaired: number;
 }
 
+/**
+ * The drift verdict of each SKU, settled: "behind" usually means only that the next heartbeat has not
+ * been applied yet (the last one read sits just before the read position), so the SKUs still behind or
+ * changing are looked at again for up to `settleMs`, keeping their first read. A paused or broken
+ * pipeline stays "behind", never "drift". Every caller — the periodic check, the CLI, the admin view —
+ * gets its verdict from here.
+ */
+export async function skuVerdicts(
+  pool: Pool,
+  redis: FlashgateRedis,
+  skus: { activityId: number; skuId: number }[],
+  settleMs = 3000,
+): Promise<(SkuDriftReport & { snapshot: SkuSnapshot | undefined })[]> {
+  const reports: (SkuDriftReport & { snapshot: SkuSnapshot | undefined })[] = [];
+  for (const sku of skus) reports.push(await checkSku(pool, redis, sku.activityId, sku.skuId));
+  const settleUntil = Date.now() + settleMs;
+  while (
+    reports.some((r) => r.verdict === "behind" || r.verdict === "changing") &&
+    Date.now() < settleUntil
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (const [index, report] of reports.entries()) {
+      if (report.verdict === "behind")
+        reports[index] = await checkSku(pool, redis, report.activityId, report.skuId, report);
+      else if (report.verdict === "changing")
+        reports[index] = await checkSku(pool, redis, report.activityId, report.skuId);
+    }
+  }
+  return reports;
+}
+
 /** Checks every live SKU (or one activity's); with repair, rebuilds drifted SKUs from MySQL, fenced by position. */
 export async function reconcile(
   pool: Pool,
@@ -100,23 +131,7 @@ export async function reconcile(
   } = {},
 ): Promise<DriftCheck> {
   const skus = await listSkus(pool, options.activityId, options.limit);
-  const reports: (SkuDriftReport & { snapshot: SkuSnapshot | undefined })[] = [];
-  for (const sku of skus) reports.push(await checkSku(pool, redis, sku.activityId, sku.skuId));
-  // "behind" usually means only that the next heartbeat has not been applied yet: give CDC a moment to
-  // pass the read positions, then look again. A paused or broken pipeline stays "behind", never "drift".
-  const settleUntil = Date.now() + (options.settleMs ?? 3000);
-  while (
-    reports.some((r) => r.verdict === "behind" || r.verdict === "changing") &&
-    Date.now() < settleUntil
-  ) {
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    for (const [index, report] of reports.entries()) {
-      if (report.verdict === "behind")
-        reports[index] = await checkSku(pool, redis, report.activityId, report.skuId, report);
-      else if (report.verdict === "changing")
-        reports[index] = await checkSku(pool, redis, report.activityId, report.skuId);
-    }
-  }
+  const reports = await skuVerdicts(pool, redis, skus, options.settleMs);
   const plain = reports.map(({ snapshot: _, ...report }): SkuDriftReport => report);
   const drifted = plain.filter((report) => report.verdict === "drift");
   let repaired = 0;
@@ -131,7 +146,8 @@ export async function reconcile(
   return { checkedAt: Date.now(), skus: plain, drifted, repaired };
 }
 
-async function recordIncident(redis: FlashgateRedis, incident: Record<string, unknown>) {
+/** Appends to the incident log the dashboard shows (drift found and repaired, SKUs isolated and recovered). */
+export async function recordIncident(redis: FlashgateRedis, incident: Record<string, unknown>) {
   await redis
     .multi()
     .lpush(driftIncidentsKey, JSON.stringify({ at: Date.now(), ...incident }))

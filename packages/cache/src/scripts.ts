@@ -7,7 +7,7 @@ const lua = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.m
 const definitions = {
   fgReserve: { numberOfKeys: reserveKeyCount, lua: lua("reserve") },
   fgRelease: { numberOfKeys: 2, lua: lua("release") },
-  fgLoad: { numberOfKeys: 3, lua: lua("load") },
+  fgLoad: { numberOfKeys: 4, lua: lua("load") },
   fgApply: { numberOfKeys: 3, lua: lua("apply") },
   fgActivity: { numberOfKeys: 3, lua: lua("activity") },
 } as const;

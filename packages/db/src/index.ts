@@ -1,3 +1,4 @@
+export { type BinlogSource, readBinlogSource } from "./binlog-source.ts";
 export {
   applyPayment,
   type CloseResult,

@@ -3,6 +3,7 @@ import {
   applySkuChanges,
   type FlashgateRedis,
   loadSkuFromDatabase,
+  rebuildQueueKey,
   removeActivity,
   type SkuChange,
 } from "@flashgate/cache";
@@ -16,6 +17,7 @@ import {
 } from "@flashgate/cdc";
 import type { Logger } from "@flashgate/logger";
 import type { Pool } from "mysql2/promise";
+import { isSkuFailure } from "./failures.ts";
 import type { MaintainerMetrics } from "./metrics.ts";
 
 export interface InboundRecord {
@@ -56,39 +58,58 @@ export const toSkuChange = (change: SaleChange): SkuChange => {
   }
 };
 
-/** A Redis reply error is about the data (a script refused it); anything else is the connection. */
-const isDataError = (error: unknown) => (error as Error).name === "ReplyError";
+/** The SKU a sale record's key names ({"activity_id":…,"sku_id":…}), when it can be read. */
+function skuOfKey(key: string | undefined): { activityId: number; skuId: number } | undefined {
+  try {
+    const { activity_id: activityId, sku_id: skuId } = JSON.parse(key ?? "");
+    if (Number.isSafeInteger(activityId) && Number.isSafeInteger(skuId)) return { activityId, skuId };
+  } catch {
+    // An unreadable key names no SKU; the drift check still finds what it missed.
+  }
+  return undefined;
+}
 
 export function createApplier(deps: {
   redis: FlashgateRedis;
   pool: Pool;
   metrics: MaintainerMetrics;
   logger: Logger;
+  /** Takes a SKU out of the cache until it can be rebuilt from MySQL (see Rebuilder.isolate). */
+  isolate: (activityId: number, skuId: number, error: unknown) => Promise<void>;
 }) {
-  const { redis, pool, metrics, logger } = deps;
+  const { redis, pool, metrics, logger, isolate } = deps;
 
+  /**
+   * A failure of this SKU alone isolates it: its changes are superseded by the rebuild from MySQL that
+   * follows, so the batch (every other SKU's changes) goes on and is committed. A failure of Redis or
+   * MySQL as a whole throws: the batch is held, uncommitted, and retried.
+   */
   async function applySku(
     activityId: number,
     skuId: number,
     items: { change: SaleChange; record: InboundRecord }[],
-    dead: DeadLetter[],
+  ) {
+    try {
+      await applyInOrder(activityId, skuId, items);
+    } catch (error) {
+      if (!isSkuFailure(error)) throw error;
+      await isolate(activityId, skuId, error);
+    }
+  }
+
+  async function applyInOrder(
+    activityId: number,
+    skuId: number,
+    items: { change: SaleChange; record: InboundRecord }[],
   ) {
     let pending = items;
     for (let attempt = 0; attempt < 3 && pending.length > 0; attempt++) {
-      let result: Awaited<ReturnType<typeof applySkuChanges>>;
-      try {
-        result = await applySkuChanges(
-          redis,
-          activityId,
-          skuId,
-          pending.map((item) => toSkuChange(item.change)),
-        );
-      } catch (error) {
-        if (!isDataError(error)) throw error;
-        for (const item of pending)
-          dead.push({ record: item.record, reason: `apply failed: ${(error as Error).message}` });
-        return;
-      }
+      const result = await applySkuChanges(
+        redis,
+        activityId,
+        skuId,
+        pending.map((item) => toSkuChange(item.change)),
+      );
       metrics.events.inc({ kind: "sale", result: "applied" }, result.applied);
       metrics.events.inc({ kind: "sale", result: "skipped" }, result.skipped);
       if (result.verdict !== "REBUILD") break;
@@ -96,7 +117,7 @@ export function createApplier(deps: {
       // the remaining changes then apply on top or are skipped as already included.
       const loaded = await loadSkuFromDatabase(pool, redis, activityId, skuId);
       metrics.rebuilds.inc({ reason: "missing" });
-      if (loaded === "unknown_sku") return;
+      if (loaded === "unknown_sku" || loaded === "ended") return;
       pending = pending.slice(result.stoppedAt);
     }
     const now = Date.now();
@@ -108,13 +129,17 @@ export function createApplier(deps: {
 
   async function applyActivity(change: ActivityChange) {
     if (change.kind === "activity-gone") await removeActivity(redis, change.activityId);
-    else
-      await applyActivityChange(redis, change.activityId, {
+    else {
+      const { failed } = await applyActivityChange(redis, change.activityId, {
         position: change.position,
         startsMs: change.startsMs,
         endsMs: change.endsMs,
         rebuy: change.rebuy,
       });
+      const shared = failed.find((failure) => !isSkuFailure(failure.error));
+      if (shared) throw shared.error;
+      for (const failure of failed) await isolate(change.activityId, failure.skuId, failure.error);
+    }
     metrics.events.inc({ kind: change.kind, result: "handled" });
   }
 
@@ -160,11 +185,14 @@ export function createApplier(deps: {
       }
     }
     await Promise.all(
-      [...bySku.values()].map((group) => applySku(group.activityId, group.skuId, group.items, dead)),
+      [...bySku.values()].map((group) => applySku(group.activityId, group.skuId, group.items)),
     );
     for (const activity of activities) await applyActivity(activity);
     for (const letter of dead) {
       metrics.deadLetters.inc();
+      // The SKU missed this change: a rebuild from MySQL, which holds its effect, converges it.
+      const sku = letter.record.topic === topics.sale ? skuOfKey(letter.record.key) : undefined;
+      if (sku) await redis.sadd(rebuildQueueKey, `${sku.activityId}:${sku.skuId}`);
       logger.warn(
         {
           topic: letter.record.topic,

@@ -140,7 +140,8 @@ export async function startConsumer(options: ConsumerOptions) {
         await deadLetters.send(dead);
         return heartbeat;
       } catch (error) {
-        // Redis or MySQL unreachable: not the event's fault. Hold the batch (and the offsets) and retry.
+        // Redis or MySQL failing as a whole: not the event's fault. Hold the batch (and the offsets) and retry.
+        metrics.applyRetries.inc();
         logger.warn({ err: (error as Error).message, attempt }, "applying a batch failed; retrying");
         if (stopping && attempt > 3) throw error;
         await sleep(Math.min(2000, 50 * 2 ** attempt));

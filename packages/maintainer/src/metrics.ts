@@ -29,6 +29,26 @@ export function createMaintainerMetrics() {
       labelNames: ["reason"],
       registers: [registry],
     }),
+    isolatedSkus: new Gauge({
+      name: "flashgate_cache_isolated_skus",
+      help: "SKUs taken out of the cache after a failure of their own, awaiting a rebuild from MySQL",
+      registers: [registry],
+    }),
+    isolations: new Counter({
+      name: "flashgate_cache_isolations_total",
+      help: "Times a SKU was isolated after a failure of its own",
+      registers: [registry],
+    }),
+    sourceChanges: new Counter({
+      name: "flashgate_binlog_source_changes_total",
+      help: "Times the binlog source changed (failover, reset, restore) and every SKU was rebuilt, forced",
+      registers: [registry],
+    }),
+    applyRetries: new Counter({
+      name: "flashgate_cdc_apply_retries_total",
+      help: "Batches held and retried because Redis or MySQL failed (nothing committed meanwhile)",
+      registers: [registry],
+    }),
     consumerLag: new Gauge({
       name: "flashgate_kafka_consumer_lag",
       help: "Messages not yet consumed, per topic and partition",

@@ -1,6 +1,18 @@
-import { cacheEpochKey, type FlashgateRedis, loadSkuFromDatabase, rebuildQueueKey } from "@flashgate/cache";
+import {
+  appliedWatermarkKey,
+  binlogSourceKey,
+  cacheEpochKey,
+  type FlashgateRedis,
+  loadSkuFromDatabase,
+  rebuildQueueKey,
+  recordIncident,
+  skuKeys,
+} from "@flashgate/cache";
+import { binlogPosition } from "@flashgate/cdc";
+import { readBinlogSource } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
 import type { Pool, RowDataPacket } from "mysql2/promise";
+import { isSkuFailure } from "./failures.ts";
 import type { MaintainerMetrics } from "./metrics.ts";
 
 async function inParallel<T>(items: T[], width: number, task: (item: T) => Promise<void>) {
@@ -12,51 +24,144 @@ async function inParallel<T>(items: T[], width: number, task: (item: T) => Promi
   );
 }
 
+interface Isolated {
+  activityId: number;
+  skuId: number;
+  attempts: number;
+  nextAt: number;
+}
+
+const retryBaseMs = 500;
+const retryMaxMs = 60_000;
+
 /**
  * Detects lost Redis data (FLUSHALL, a restart without persistence) by the epoch key the maintainer
  * sets after a full load, and rebuilds every SKU of a live or recent sale from MySQL. Also serves the
- * SKUs the API asked for (it finds them missing and queues them).
+ * SKUs the API asked for (it finds them missing and queues them), and retries isolated SKUs.
+ *
+ * A SKU that fails on its own (see isSkuFailure) never stops the others: it is isolated — its keys
+ * deleted, so the API answers 503 for it alone and nothing stale is served — and rebuilt with backoff.
+ * Its CDC changes meanwhile are superseded by that rebuild, which reads MySQL at a later position.
  */
 export function createRebuilder(deps: {
   redis: FlashgateRedis;
   pool: Pool;
   metrics: MaintainerMetrics;
   logger: Logger;
+  now?: () => number;
 }) {
-  const { redis, pool, metrics, logger } = deps;
+  const { redis, pool, metrics, logger, now = Date.now } = deps;
+  const isolated = new Map<string, Isolated>();
   let running: Promise<void> | undefined;
 
-  async function rebuildAll(reason: string): Promise<number> {
-    const started = Date.now();
+  async function isolate(activityId: number, skuId: number, error: unknown) {
+    const keys = skuKeys(activityId, skuId);
+    await redis.del(keys.sku, keys.reservations, keys.reservationRequests);
+    const key = `${activityId}:${skuId}`;
+    const entry = isolated.get(key) ?? { activityId, skuId, attempts: 0, nextAt: 0 };
+    entry.attempts += 1;
+    entry.nextAt = now() + Math.min(retryMaxMs, retryBaseMs * 2 ** (entry.attempts - 1));
+    const fresh = !isolated.has(key);
+    isolated.set(key, entry);
+    metrics.isolatedSkus.set(isolated.size);
+    if (!fresh) return;
+    metrics.isolations.inc();
+    const reason = (error as Error).message;
+    logger.error(
+      { activityId, skuId, err: reason },
+      "SKU isolated: it fails on its own; rebuilding it from MySQL",
+    );
+    await recordIncident(redis, { kind: "isolated", activityId, skuId, reason: reason.slice(0, 300) });
+  }
+
+  /** Loads one SKU; a failure of its own isolates it, a failure of a dependency throws. */
+  async function rebuild(activityId: number, skuId: number, force = false): Promise<void> {
+    try {
+      await loadSkuFromDatabase(pool, redis, activityId, skuId, { force });
+    } catch (error) {
+      if (!isSkuFailure(error)) throw error;
+      await isolate(activityId, skuId, error);
+      return;
+    }
+    const key = `${activityId}:${skuId}`;
+    if (isolated.delete(key)) {
+      metrics.isolatedSkus.set(isolated.size);
+      logger.info({ activityId, skuId }, "isolated SKU rebuilt");
+      await recordIncident(redis, { kind: "recovered", activityId, skuId });
+    }
+  }
+
+  async function rebuildAll(reason: string, force = false): Promise<number> {
+    const started = now();
     const [rows] = await pool.query<RowDataPacket[]>(
       `SELECT s.activity_id, s.sku_id FROM sale_stock s JOIN activity a ON a.id = s.activity_id
         WHERE a.ends_at > NOW(3) - INTERVAL 1 DAY`,
     );
-    await inParallel(rows, 8, async (row) => {
-      await loadSkuFromDatabase(pool, redis, Number(row.activity_id), Number(row.sku_id));
-    });
+    await inParallel(rows, 8, (row) => rebuild(Number(row.activity_id), Number(row.sku_id), force));
     metrics.rebuilds.inc({ reason }, rows.length);
-    await redis.set(cacheEpochKey, String(Date.now()));
-    logger.info({ skus: rows.length, reason, ms: Date.now() - started }, "cache rebuilt from MySQL");
+    await redis.set(cacheEpochKey, String(now()));
+    logger.info(
+      { skus: rows.length, isolated: isolated.size, reason, ms: now() - started },
+      "cache rebuilt from MySQL",
+    );
     return rows.length;
   }
 
   async function drainQueue(): Promise<number> {
     const requested = (await redis.spop(rebuildQueueKey, 100)) as string[];
-    await inParallel(requested, 8, async (entry) => {
-      const [activityId, skuId] = entry.split(":").map(Number);
-      if (Number.isSafeInteger(activityId) && Number.isSafeInteger(skuId))
-        await loadSkuFromDatabase(pool, redis, activityId, skuId);
-    });
+    const due = [...isolated.values()].filter((entry) => entry.nextAt <= now());
+    // An isolated SKU is rebuilt on its own backoff, however often the API asks for it.
+    const skus = [
+      ...requested.filter((entry) => !isolated.has(entry)).map((entry) => entry.split(":").map(Number)),
+      ...due.map((entry) => [entry.activityId, entry.skuId]),
+    ].filter(([activityId, skuId]) => Number.isSafeInteger(activityId) && Number.isSafeInteger(skuId));
+    try {
+      await inParallel(skus, 8, ([activityId, skuId]) => rebuild(activityId, skuId));
+    } catch (error) {
+      // Redis or MySQL failed: whoever asked still needs the rebuild on the next pass.
+      if (requested.length) await redis.sadd(rebuildQueueKey, ...requested).catch(() => {});
+      throw error;
+    }
     if (requested.length) metrics.rebuilds.inc({ reason: "requested" }, requested.length);
-    return requested.length;
+    if (due.length) metrics.rebuilds.inc({ reason: "isolated" }, due.length);
+    return skus.length;
   }
 
-  /** One pass of the watchdog: full rebuild when the epoch is gone, then queued SKUs. Never overlaps itself. */
+  /**
+   * Whether the binlog source changed since the last pass: another server (failover), or the same one
+   * behind where it was seen (RESET MASTER, a restore). Records where it stands now either way.
+   */
+  async function sourceChanged(): Promise<boolean> {
+    const [identity, seen] = await redis.hmget(binlogSourceKey, "identity", "seen");
+    // Read after what another maintainer may have recorded, so that its newer read is never taken
+    // for a step back.
+    const source = await readBinlogSource(pool);
+    const position = binlogPosition(source.file, source.pos);
+    const changed = identity !== null && (identity !== source.identity || (seen !== null && position < seen));
+    if (changed) {
+      metrics.sourceChanges.inc();
+      logger.error(
+        { was: { identity, seen }, now: { identity: source.identity, position } },
+        "binlog source changed: every cached position belongs to another binlog; rebuilding all SKUs",
+      );
+      await recordIncident(redis, { kind: "source-changed", was: identity, now: source.identity, position });
+    }
+    await redis.hset(binlogSourceKey, "identity", source.identity, "seen", position);
+    return changed;
+  }
+
+  /**
+   * One pass of the watchdog: a changed binlog source or a missing epoch rebuilds everything (the first
+   * forced, since the old positions fence nothing), then queued and due SKUs. Never overlaps itself.
+   */
   async function check(): Promise<void> {
     if (running) return running;
     running = (async () => {
-      if (!(await redis.exists(cacheEpochKey))) await rebuildAll("epoch-missing");
+      if (await sourceChanged()) {
+        // The watermark and the positions it fenced belong to the old binlog.
+        await redis.del(appliedWatermarkKey);
+        await rebuildAll("source-changed", true);
+      } else if (!(await redis.exists(cacheEpochKey))) await rebuildAll("epoch-missing");
       await drainQueue();
     })().finally(() => {
       running = undefined;
@@ -64,7 +169,7 @@ export function createRebuilder(deps: {
     return running;
   }
 
-  return { rebuildAll, drainQueue, check };
+  return { rebuildAll, drainQueue, check, isolate, isolated: () => [...isolated.values()] };
 }
 
 export type Rebuilder = ReturnType<typeof createRebuilder>;

@@ -1,4 +1,4 @@
-import { checkSku, type FlashgateRedis } from "@flashgate/cache";
+import { type FlashgateRedis, skuVerdicts } from "@flashgate/cache";
 import { closeOrder, restock, skuDatabaseView, upsertActivity, upsertSku } from "@flashgate/db";
 import { Hono } from "hono";
 import type { Pool } from "mysql2/promise";
@@ -80,8 +80,8 @@ export function adminRoutes(deps: { pool: Pool; redis: FlashgateRedis }) {
       const skuId = pathId(c, "skuId");
       const database = await skuDatabaseView(pool, activityId, skuId);
       if (!database) throw new ApiError("NOT_FOUND", "no such SKU");
-      // The drift check's own fenced verdict: "behind" while CDC catches up is not drift.
-      const check = await checkSku(pool, redis, activityId, skuId);
+      // The drift check's own fenced and settled verdict: "behind" while CDC catches up is not drift.
+      const [check] = await skuVerdicts(pool, redis, [{ activityId, skuId }]);
       return c.json({
         database,
         cache: check.cache

@@ -1,0 +1,23 @@
+import type { Pool, RowDataPacket } from "mysql2/promise";
+
+export interface BinlogSource {
+  /** Which server writes this binlog: server_id, and server_uuid where the server has one (MySQL). */
+  identity: string;
+  file: string;
+  pos: number;
+}
+
+/** The server the binlog comes from and where it stands now. */
+export async function readBinlogSource(pool: Pool): Promise<BinlogSource> {
+  const [variables] = await pool.query<RowDataPacket[]>(
+    "SHOW VARIABLES WHERE Variable_name IN ('server_id', 'server_uuid')",
+  );
+  const value = (name: string) => variables.find((row) => row.Variable_name === name)?.Value ?? "";
+  const [status] = await pool.query<RowDataPacket[]>("SHOW MASTER STATUS");
+  if (!status[0]) throw new Error("binary logging is off: the cache cannot be fenced by position");
+  return {
+    identity: `${value("server_id")}/${value("server_uuid")}`,
+    file: String(status[0].File),
+    pos: Number(status[0].Position),
+  };
+}
