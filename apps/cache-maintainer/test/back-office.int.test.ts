@@ -1,4 +1,4 @@
-import { reconcile } from "@flashgate/cache";
+import { appliedWatermarkKey, readCachedSku, reconcile } from "@flashgate/cache";
 import { type AppProcess, adminToken, createSale, eventually, freshIds } from "@flashgate/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiHarness, startApi } from "../../purchase-api/test/harness.ts";
@@ -65,6 +65,13 @@ describe("back-office writes reach Redis only through CDC", () => {
     const sale = freshIds();
     await createSale(c.pool, { ...sale, units: 4 });
     await expectConverged(c, sale.activityId, sale.skuId);
+    // Quiet: heartbeats committed after the SKU's last change have been applied since.
+    const skuPosition = (await readCachedSku(c.redis, sale.activityId, sale.skuId))?.position ?? "";
+    await eventually(async () =>
+      expect(((await c.redis.get(appliedWatermarkKey)) ?? "") > skuPosition, "watermark past the SKU").toBe(
+        true,
+      ),
+    );
     const check = await reconcile(c.pool, c.redis, { activityId: sale.activityId, recordIncidents: false });
     expect(check.skus.map((sku) => sku.verdict)).toEqual(["in-sync"]);
     const view = await fetch(`${api.url}/admin/v1/activities/${sale.activityId}/skus/${sale.skuId}`, {
