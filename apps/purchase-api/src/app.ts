@@ -6,6 +6,7 @@ import { createOverloadGuard, createPurchaseService } from "@flashgate/sale";
 import { getRequestListener } from "@hono/node-server";
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
+import type { Redis } from "ioredis";
 import type { Pool } from "mysql2/promise";
 import { requireAdmin, requireUser } from "./auth.ts";
 import type { PurchaseApiConfig } from "./config.ts";
@@ -23,13 +24,15 @@ import { traceIdOf } from "./trace.ts";
 export interface AppDeps {
   config: PurchaseApiConfig;
   redis: FlashgateRedis;
+  /** A second connection, only for hearing that units came back; without it no sold-out shortcut. */
+  subscriber?: Redis;
   pool: Pool;
   logger: Logger;
   metrics?: Metrics;
 }
 
 export function createApp(deps: AppDeps) {
-  const { config, redis, pool, logger } = deps;
+  const { config, redis, subscriber, pool, logger } = deps;
   const metrics = deps.metrics ?? createMetrics();
   const guard = createOverloadGuard({
     maxInFlight: config.DB_MAX_IN_FLIGHT,
@@ -51,6 +54,7 @@ export function createApp(deps: AppDeps) {
       rateWindowMs: config.RATE_WINDOW_MS,
     },
     soldOutCacheMs: config.SOLD_OUT_CACHE_MS,
+    subscriber,
     observer: purchaseObserver(metrics, logger),
   });
   const verifyUser = createJwtVerifier(config.AUTH_JWT_SECRET);

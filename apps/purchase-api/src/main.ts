@@ -13,6 +13,8 @@ const redis = withScripts(
   new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1000 }),
 );
 redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
+const subscriber = redis.duplicate({ enableOfflineQueue: true });
+subscriber.on("error", (error) => logger.warn({ err: error.message }, "redis subscriber connection error"));
 const pool = createPool(config.DATABASE_URL, {
   connectionLimit: config.DB_POOL_SIZE,
   multipleStatements: true,
@@ -20,7 +22,7 @@ const pool = createPool(config.DATABASE_URL, {
 await warmPool(pool, config.DB_POOL_SIZE).catch((error) =>
   logger.warn({ err: error.message }, "database not reachable yet"),
 );
-const app = createApp({ config, redis, pool, logger });
+const app = createApp({ config, redis, subscriber, pool, logger });
 
 const server = createServer(app.listener).listen(config.PORT, "127.0.0.1", () =>
   logger.info({ port: config.PORT }, "purchase-api listening"),
@@ -31,6 +33,7 @@ const shutdown = () => {
   server.close(async () => {
     await pool.end().catch(() => {});
     redis.disconnect();
+    subscriber.disconnect();
     process.exit(0);
   });
   setTimeout(() => process.exit(0), 5000).unref();

@@ -28,12 +28,20 @@ export async function startApi(options: ApiHarnessOptions = {}) {
   );
   redis.on("error", () => {});
   await new Promise((resolve) => redis.once("ready", resolve));
+  const subscriber = redis.duplicate({ enableOfflineQueue: true });
+  subscriber.on("error", () => {});
   const pool = createPool(config.DATABASE_URL, {
     connectionLimit: config.DB_POOL_SIZE,
     multipleStatements: true,
   });
   if (!options.databaseUrl) await warmPool(pool, config.DB_POOL_SIZE);
-  const app = createApp({ config, redis, pool, logger: createLogger("purchase-api-test", "silent") });
+  const app = createApp({
+    config,
+    redis,
+    subscriber,
+    pool,
+    logger: createLogger("purchase-api-test", "silent"),
+  });
   const server = await serveApp(app.listener);
 
   const purchase = async (
@@ -78,6 +86,7 @@ export async function startApi(options: ApiHarnessOptions = {}) {
       await server.close();
       await pool.end().catch(() => {});
       redis.disconnect();
+      subscriber.disconnect();
     },
   };
 }

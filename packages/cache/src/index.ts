@@ -15,6 +15,7 @@ export {
   rebuildQueueKey,
   type SkuKeys,
   skuKeys,
+  unitsBackChannel,
 } from "./keys.ts";
 export { endedGraceMs, type LoadResult, loadSkuFromDatabase } from "./load-sku.ts";
 export {

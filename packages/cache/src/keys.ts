@@ -52,3 +52,10 @@ export const cacheEpochKey = "fg:epoch:2";
  * belong to another binlog (failover, RESET MASTER, a restore).
  */
 export const binlogSourceKey = "fg:binlog-source";
+
+/**
+ * Published (message "<activity>:<sku>") whenever units may have come back to a SKU in the cache — a
+ * restock, a closure or expiry, a rebuild — so that API instances drop the sold-out snapshots they
+ * answer from before anyone can buy those units.
+ */
+export const unitsBackChannel = "fg:units-back";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { binlogPosition } from "@flashgate/cdc";
 import { readSkuSnapshot } from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
-import { activitySkusKey, buyerField, skuKeys } from "./keys.ts";
+import { activitySkusKey, buyerField, skuKeys, unitsBackChannel } from "./keys.ts";
 import type { FlashgateRedis } from "./scripts.ts";
 
 /** Keys of an ended sale linger this long for the back-office, then expire. */
@@ -60,6 +60,8 @@ export async function loadSkuFromDatabase(
     endedGraceMs,
     snapshot.buyers.length,
     options.force ? 1 : 0,
+    unitsBackChannel,
+    `${activityId}:${skuId}`,
   );
   await redis.sadd(activitySkusKey(activityId), String(skuId));
   return applied === 1 ? "loaded" : "newer_in_cache";

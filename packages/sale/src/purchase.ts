@@ -14,11 +14,12 @@ import {
   type PurchaseInput,
   soldOutBuyers,
 } from "@flashgate/db";
+import type { Redis } from "ioredis";
 import type { Pool } from "mysql2/promise";
 import { createDecisionBatcher } from "./decision-batcher.ts";
 import { OverloadedError, type OverloadGuard } from "./overload-guard.ts";
 import { createSkuWindows, type SkuWindow } from "./sku-window.ts";
-import { createSoldOutShortcut } from "./sold-out-shortcut.ts";
+import { createSoldOutShortcut, followUnitsBack } from "./sold-out-shortcut.ts";
 
 export type PurchaseRequest = PurchaseInput;
 
@@ -54,6 +55,11 @@ export interface PurchaseServiceOptions {
   limits: FastPathLimits;
   /** How long a SOLD_OUT seen in Redis (with nothing reserved) is answered locally. This bounds staleness. */
   soldOutCacheMs: number;
+  /**
+   * A connection of its own on which to hear that units came back (see followUnitsBack). Without it
+   * the sold-out shortcut stays off: every request asks Redis.
+   */
+  subscriber?: Redis;
   observer?: PurchaseObserver;
 }
 
@@ -116,6 +122,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
   const soldOut = createSoldOutShortcut(options.soldOutCacheMs, (activityId, skuId) =>
     soldOutBuyers(pool, activityId, skuId),
   );
+  if (options.subscriber) followUnitsBack(options.subscriber, soldOut);
   const skuWindow = createSkuWindows(pool);
 
   async function fastPath(request: PurchaseRequest): Promise<ReserveOutcome | "REDIS_DOWN"> {

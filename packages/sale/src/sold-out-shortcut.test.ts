@@ -15,6 +15,7 @@ function shortcutOn(ttlMs: number, buyers: () => Map<string, string> | null) {
     },
     { now: () => clock.ms },
   );
+  shortcut.listening(true);
   return { shortcut, clock, loads: () => loads };
 }
 
@@ -79,14 +80,46 @@ describe("sold-out shortcut", () => {
 
   it("is off with a zero ttl and when loading buyers fails", async () => {
     const off = createSoldOutShortcut(0, async () => new Map());
+    off.listening(true);
     off.soldOut(1, 2);
     await settle();
     expect(off.answer(1, 2, "7", "k7")).toBeUndefined();
     const failing = createSoldOutShortcut(100, async () => {
       throw new Error("database down");
     });
+    failing.listening(true);
     failing.soldOut(1, 2);
     await settle();
     expect(failing.answer(1, 2, "7", "k7")).toBeUndefined();
+  });
+
+  it("drops a snapshot, and one still loading, when units come back: the buyer of such a unit is never told SOLD_OUT", async () => {
+    const { shortcut } = shortcutOn(100, () => new Map([["42", "key-of-42"]]));
+    shortcut.soldOut(1, 2);
+    await settle();
+    expect(shortcut.answer(1, 2, "7", "k7")).toBe("SOLD_OUT");
+    shortcut.unitsBack(1, 2);
+    expect(shortcut.answer(1, 2, "7", "k7")).toBeUndefined();
+
+    let finish: (buyers: Map<string, string>) => void = () => {};
+    const slow = createSoldOutShortcut(100, () => new Promise((resolve) => (finish = resolve)));
+    slow.listening(true);
+    slow.soldOut(1, 2);
+    slow.unitsBack(1, 2); // while the snapshot is read: user 7 may buy the unit that came back
+    finish(new Map());
+    await settle();
+    expect(slow.answer(1, 2, "7", "k7")).toBeUndefined();
+  });
+
+  it("keeps nothing while it cannot hear that units came back", async () => {
+    const { shortcut } = shortcutOn(100, () => new Map());
+    shortcut.soldOut(1, 2);
+    await settle();
+    expect(shortcut.answer(1, 2, "7", "k7")).toBe("SOLD_OUT");
+    shortcut.listening(false);
+    expect(shortcut.answer(1, 2, "7", "k7")).toBeUndefined();
+    shortcut.soldOut(1, 2);
+    await settle();
+    expect(shortcut.answer(1, 2, "7", "k7")).toBeUndefined();
   });
 });

@@ -1,3 +1,6 @@
+import { unitsBackChannel } from "@flashgate/cache";
+import type { Redis } from "ioredis";
+
 /**
  * Answers locally, for `ttlMs`, for a SKU that MySQL itself has sold out, from a snapshot of its
  * buyers (user → their order's request id) taken when Redis first answered SOLD_OUT: a non-buyer gets
@@ -7,6 +10,12 @@
  * A snapshot in use is taken again from MySQL in the last quarter of its life, so a long sold-out
  * stretch is never sent to Redis in a burst each time a snapshot lapses. While MySQL still has units
  * (held by reservations in flight), it looks again after `ttlMs / 5`.
+ *
+ * Units can come back (a restock, a closure or expiry) and be sold within a snapshot's life; the buyer
+ * who takes one must get their order on a retry, which a snapshot taken before would answer SOLD_OUT.
+ * So the cache announces units coming back (unitsBackChannel) and `unitsBack` drops the SKU's snapshot,
+ * and one still loading, before anyone can be admitted to them; while that announcement cannot be
+ * heard (`listening(false)`), the shortcut is off.
  */
 interface Entry {
   until: number;
@@ -21,15 +30,19 @@ export function createSoldOutShortcut(
   const { maxActivities = 10_000, now = Date.now } = options;
   // Keyed by activity, then SKU: numeric keys, no key string built for every rejection.
   const entries = new Map<number, Map<number, Entry>>();
-  const loading = new Set<string>();
+  // The load in flight per SKU; a load that is no longer the SKU's own (units came back) is dropped.
+  const loading = new Map<string, symbol>();
+  let listening = false;
   const entryOf = (activityId: number, skuId: number) => entries.get(activityId)?.get(skuId);
 
   function load(activityId: number, skuId: number) {
     const key = `${activityId}:${skuId}`;
     if (loading.has(key)) return;
-    loading.add(key);
+    const token = Symbol(key);
+    loading.set(key, token);
     loadBuyers(activityId, skuId)
       .then((buyers) => {
+        if (loading.get(key) !== token || !listening) return;
         let skus = entries.get(activityId);
         if (!skus) {
           if (entries.size >= maxActivities) entries.clear();
@@ -39,7 +52,9 @@ export function createSoldOutShortcut(
         skus.set(skuId, { until: now() + (buyers ? ttlMs : ttlMs / 5), buyers });
       })
       .catch(() => {})
-      .finally(() => loading.delete(key));
+      .finally(() => {
+        if (loading.get(key) === token) loading.delete(key);
+      });
   }
 
   return {
@@ -63,8 +78,43 @@ export function createSoldOutShortcut(
     },
     /** Called when Redis answered SOLD_OUT. */
     soldOut(activityId: number, skuId: number): void {
-      if (ttlMs <= 0 || (entryOf(activityId, skuId)?.until ?? 0) > now()) return;
+      if (ttlMs <= 0 || !listening || (entryOf(activityId, skuId)?.until ?? 0) > now()) return;
       load(activityId, skuId);
     },
+    /** Units may have come back to this SKU: forget what was known of it, and what is being loaded. */
+    unitsBack(activityId: number, skuId: number): void {
+      entries.get(activityId)?.delete(skuId);
+      loading.delete(`${activityId}:${skuId}`);
+    },
+    /** Whether announcements of units coming back reach this process; without them, nothing is kept. */
+    listening(on: boolean): void {
+      listening = on;
+      if (!on) {
+        entries.clear();
+        loading.clear();
+      }
+    },
   };
+}
+
+export type SoldOutShortcut = ReturnType<typeof createSoldOutShortcut>;
+
+/**
+ * Feeds the shortcut the cache's announcements of units coming back, on a connection of its own (a
+ * subscribed connection can do nothing else). The shortcut is on only while subscribed.
+ */
+export function followUnitsBack(subscriber: Redis, shortcut: SoldOutShortcut): void {
+  subscriber.on("message", (channel: string, message: string) => {
+    if (channel !== unitsBackChannel) return;
+    const [activityId, skuId] = message.split(":").map(Number);
+    shortcut.unitsBack(activityId, skuId);
+  });
+  const subscribe = () =>
+    subscriber.subscribe(unitsBackChannel).then(
+      () => shortcut.listening(true),
+      () => shortcut.listening(false),
+    );
+  subscriber.on("ready", subscribe);
+  subscriber.on("close", () => shortcut.listening(false));
+  if (subscriber.status === "ready") void subscribe();
 }

@@ -2,7 +2,8 @@
 -- a change at or below the applied position is a no-op (snapshot reads may share a position).
 -- KEYS: 1 sku hash (buyers as fields b:<user>, their count in 'buyers'), 2 reservations zset,
 --       3 reservation requests hash
--- ARGV: 1 JSON array of changes, 2 grace after the sale ends (ms)
+-- ARGV: 1 JSON array of changes, 2 grace after the sale ends (ms), 3 units-back channel, 4 "<activity>:<sku>"
+--   (published when `available` goes up, so API instances drop their sold-out snapshots first)
 --   stock: { k = "stock", op, pos, available, price_cents, currency }
 --   order: { k = "order", op, pos, user, live (1 = blocks another purchase) }
 --   gone:  { k = "gone", op = "d", pos }           (the SKU row was deleted)
@@ -23,6 +24,9 @@ for i, change in ipairs(changes) do
     redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
     return { applied + 1, skipped, i, 'GONE' }
   elseif change.k == 'stock' then
+    if change.available > tonumber(redis.call('HGET', KEYS[1], 'available') or 0) then
+      redis.call('PUBLISH', ARGV[3], ARGV[4])
+    end
     redis.call('HSET', KEYS[1], 'pos', change.pos, 'available', change.available,
       'price_cents', change.price_cents, 'currency', change.currency)
     applied = applied + 1

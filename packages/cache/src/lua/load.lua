@@ -9,7 +9,8 @@
 -- KEYS: 1 sku hash, 2 reservations zset, 3 reservation requests hash, 4 staging hash (b:<user> fields)
 -- ARGV: 1 pos, 2 available, 3 price_cents, 4 currency, 5 starts_ms, 6 ends_ms, 7 rebuy (0/1),
 --       8 grace after the sale ends (ms), 9 buyer count, 10 force (1: the binlog source changed, so the
---       positions in the cache belong to another binlog and fence nothing)
+--       positions in the cache belong to another binlog and fence nothing), 11 units-back channel,
+--       12 "<activity>:<sku>" (a rebuild may bring units back: API instances drop their snapshots)
 local force = ARGV[10] == '1'
 local current = redis.call('HGET', KEYS[1], 'pos')
 if current and current > ARGV[1] and not force then
@@ -32,6 +33,7 @@ for _, user in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
 end
 
 redis.call('RENAME', KEYS[4], KEYS[1])
+redis.call('PUBLISH', ARGV[11], ARGV[12])
 local expire_at = tonumber(window[3]) + tonumber(ARGV[8])
 for i = 1, 3 do
   redis.call('PEXPIREAT', KEYS[i], expire_at)

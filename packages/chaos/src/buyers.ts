@@ -1,0 +1,122 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { signPayload } from "@flashgate/auth";
+import { userToken } from "@flashgate/testkit/api-harness";
+
+/** What one purchase attempt was told: an HTTP status and problem code, or "network" when no answer came. */
+export interface Answer {
+  /** When the request was sent, and when its answer came. */
+  sentAt: number;
+  at: number;
+  status: number | "network";
+  code?: string;
+}
+
+export interface KeyRecord {
+  key: string;
+  userId: number;
+  activityId: number;
+  skuId: number;
+  answers: Answer[];
+  paid?: boolean;
+}
+
+export interface Sku {
+  activityId: number;
+  skuId: number;
+}
+
+/**
+ * A hostile but honest storefront: retries a 503, a 429 or a lost connection with the same
+ * Idempotency-Key and backoff, within a budget, and records every answer per key.
+ */
+export function createBuyers(options: {
+  apiUrl: string;
+  authSecret: string;
+  paymentSecret: string;
+  retryBudgetMs: number;
+}) {
+  const keys = new Map<string, KeyRecord>();
+  let requests = 0;
+  let counter = 0;
+
+  const newKey = (prefix: string) => {
+    counter += 1;
+    return `${prefix}-${Date.now().toString(36)}-${counter}`;
+  };
+
+  async function send(record: KeyRecord): Promise<Answer> {
+    requests += 1;
+    const sentAt = Date.now();
+    try {
+      const response = await fetch(`${options.apiUrl}/v1/purchases`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${userToken(options.authSecret, record.userId)}`,
+          "idempotency-key": record.key,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ activityId: record.activityId, skuId: record.skuId }),
+        signal: AbortSignal.timeout(3000),
+      });
+      const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+      return { sentAt, at: Date.now(), status: response.status, code: body.code as string | undefined };
+    } catch {
+      return { sentAt, at: Date.now(), status: "network" };
+    }
+  }
+
+  /** One purchase with its retries; resolves with the last answer. */
+  async function purchase(userId: number, sku: Sku, key = newKey(`u${userId}`)): Promise<KeyRecord> {
+    const record = keys.get(key) ?? { key, userId, ...sku, answers: [] };
+    keys.set(key, record);
+    const giveUpAt = Date.now() + options.retryBudgetMs;
+    for (let attempt = 0; ; attempt++) {
+      const answer = await send(record);
+      record.answers.push(answer);
+      const retry = answer.status === 503 || answer.status === 429 || answer.status === "network";
+      if (!retry || Date.now() > giveUpAt) return record;
+      await sleep(Math.min(1000, 50 * 2 ** attempt) * (0.5 + Math.random()));
+    }
+  }
+
+  /** The payment provider's signed callback: SUCCEEDED for this order. */
+  async function pay(record: KeyRecord, amountCents: number, currency: string): Promise<void> {
+    const raw = JSON.stringify({
+      eventId: `pay-${record.key}`,
+      requestId: record.key,
+      status: "SUCCEEDED",
+      amountCents,
+      currency,
+    });
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const response = await fetch(`${options.apiUrl}/v1/payments/callback`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "flashgate-signature": signPayload(options.paymentSecret, raw),
+        },
+        body: raw,
+        signal: AbortSignal.timeout(3000),
+      }).catch(() => undefined);
+      if (response?.ok) {
+        const { outcome } = (await response.json()) as { outcome?: string };
+        // A replayed event answers with the outcome it had the first time.
+        record.paid = outcome === "PAID" || outcome === "ALREADY_PAID";
+        return;
+      }
+      await sleep(200);
+    }
+  }
+
+  return {
+    purchase,
+    pay,
+    newKey,
+    keys,
+    get requests() {
+      return requests;
+    },
+  };
+}
+
+export type Buyers = ReturnType<typeof createBuyers>;

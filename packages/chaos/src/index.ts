@@ -1,0 +1,3 @@
+export { faultKinds } from "./faults.ts";
+export { type ChaosProfile, profiles } from "./profiles.ts";
+export { type ChaosReport, runChaos } from "./run.ts";
