@@ -11,9 +11,10 @@ export const maintainerConfigSchema = z.object({
   EXPIRY_BATCH: z.coerce.number().int().min(1).default(200),
   HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
   DRIFT_INTERVAL_MS: z.coerce.number().int().min(0).default(10_000),
+  // On: a drifted SKU is rebuilt from MySQL (fenced by position) without waiting for a human.
   DRIFT_AUTO_REPAIR: z
     .enum(["true", "false"])
-    .default("false")
+    .default("true")
     .transform((v) => v === "true"),
   WATCHDOG_INTERVAL_MS: z.coerce.number().int().min(50).default(500),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

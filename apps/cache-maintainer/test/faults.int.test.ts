@@ -54,7 +54,8 @@ describe("faults never stop the cache", () => {
   let maintainer: AppProcess;
   const c = clients();
   beforeAll(async () => {
-    maintainer = await startMaintainer();
+    // Default settings but a quicker drift check, so that its repairs show within a test.
+    maintainer = await startMaintainer({ DRIFT_INTERVAL_MS: "1000" });
   });
   afterAll(async () => {
     await maintainer.kill();
@@ -80,6 +81,15 @@ describe("faults never stop the cache", () => {
     expect(await metric(maintainer, "flashgate_cdc_dead_letters_total")).toBe(deadBefore);
     expect(await metric(maintainer, "flashgate_cache_isolations_total")).toBeGreaterThanOrEqual(1);
     await eventually(async () => expect(await metric(maintainer, "flashgate_cache_isolated_skus")).toBe(0));
+  });
+
+  it("drift made by hand is repaired by the maintainer itself: auto-repair is on by default", async () => {
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 5 });
+    await expectConverged(c, sale.activityId, sale.skuId);
+    await c.redis.hset(skuKeys(sale.activityId, sale.skuId).sku, "available", "555");
+    await expectConverged(c, sale.activityId, sale.skuId);
+    expect(await metric(maintainer, "flashgate_drift_repairs_total")).toBeGreaterThanOrEqual(1);
   });
 
   it("Redis out of memory for a moment: the change is held and retried, not dead-lettered, and lands", async () => {

@@ -16,7 +16,7 @@ describe("drift detection and repair", () => {
   const c = clients();
   let maintainer: AppProcess;
   beforeAll(async () => {
-    maintainer = await startMaintainer({ DRIFT_INTERVAL_MS: "1000" });
+    maintainer = await startMaintainer({ DRIFT_INTERVAL_MS: "1000", DRIFT_AUTO_REPAIR: "false" });
   });
   afterAll(async () => {
     await maintainer.kill();

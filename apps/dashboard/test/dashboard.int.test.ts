@@ -21,7 +21,7 @@ describe("dashboard in a real browser", () => {
   let dashboard: { url: string; close: () => Promise<void> };
   let browser: Browser;
   beforeAll(async () => {
-    maintainer = await startMaintainer({ DRIFT_INTERVAL_MS: "1000" });
+    maintainer = await startMaintainer({ DRIFT_INTERVAL_MS: "1000", DRIFT_AUTO_REPAIR: "false" });
     api = await startApi();
     const collector = createCollector({
       pool: c.pool,
