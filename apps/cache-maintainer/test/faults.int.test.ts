@@ -8,7 +8,15 @@ import {
   skuKeys,
 } from "@flashgate/cache";
 import { adminConnection, databaseName } from "@flashgate/stack";
-import { type AppProcess, createSale, eventually, freshIds, testContext } from "@flashgate/testkit";
+import {
+  type AppProcess,
+  createSale,
+  eventually,
+  freshIds,
+  stackEnv,
+  startTcpProxy,
+  testContext,
+} from "@flashgate/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clients, expectConverged, startMaintainer } from "./harness.ts";
 
@@ -143,6 +151,44 @@ describe("faults never stop the cache", () => {
     ]);
     await expectConverged(c, sale.activityId, sale.skuId);
     expect((await readCachedSku(c.redis, sale.activityId, sale.skuId))?.position).not.toBe(oldBinlog);
+  });
+});
+
+describe("a batch held across a crash", () => {
+  const c = clients();
+  afterAll(async () => c.close());
+
+  it("is applied after kill -9 and a restart: offsets are committed only once Redis holds the change", async () => {
+    const redisPort = Number(new URL(stackEnv().REDIS_URL).port);
+    const link = await startTcpProxy(redisPort);
+    const throughLink = stackEnv().REDIS_URL.replace(`:${redisPort}`, `:${link.port}`);
+    // Drift repair off: only the CDC path may bring the change.
+    const first = await startMaintainer({ REDIS_URL: throughLink, DRIFT_AUTO_REPAIR: "false" });
+    let second: AppProcess | undefined;
+    try {
+      const sale = freshIds();
+      await createSale(c.pool, { ...sale, units: 5 });
+      await expectConverged(c, sale.activityId, sale.skuId);
+      const retriesBefore = await metric(first, "flashgate_cdc_apply_retries_total");
+      await link.cut();
+      await c.pool.query("UPDATE sale_stock SET available = 11 WHERE activity_id = ? AND sku_id = ?", [
+        sale.activityId,
+        sale.skuId,
+      ]);
+      // Consumed and held: applying it failed at least once.
+      await eventually(async () =>
+        expect(await metric(first, "flashgate_cdc_apply_retries_total")).toBeGreaterThan(retriesBefore),
+      );
+      await first.kill("SIGKILL");
+      await link.restore();
+      second = await startMaintainer({ DRIFT_AUTO_REPAIR: "false" });
+      await expectConverged(c, sale.activityId, sale.skuId);
+      expect((await readCachedSku(c.redis, sale.activityId, sale.skuId))?.available).toBe(11);
+    } finally {
+      await first.kill("SIGKILL");
+      await second?.kill();
+      await link.close();
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { signPayload } from "@flashgate/auth";
+import { signJwt, signPayload } from "@flashgate/auth";
 import { closeOrder } from "@flashgate/db";
 import { adminToken, createSale, freshIds, skuLedger, sold, userToken } from "@flashgate/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -153,6 +153,22 @@ describe("back-office access and corrections", () => {
       (await admin("/activities/1/skus/1", { token: userToken(api.config.AUTH_JWT_SECRET, 5) })).status,
     ).toBe(403);
     expect((await admin("/activities/1/skus/1")).status).toBe(401);
+  });
+
+  it("refuses with 403 a token signed with the admin secret whose role is not admin", async () => {
+    const exp = Math.floor(Date.now() / 1000) + 600;
+    for (const claims of [
+      { sub: "mallory", exp },
+      { sub: "mallory", role: "user", exp },
+    ]) {
+      const response = await admin("/activities/1/skus/1", {
+        token: signJwt(api.config.ADMIN_JWT_SECRET, claims),
+      });
+      expect([response.status, ((await response.json()) as { code: string }).code]).toEqual([
+        403,
+        "FORBIDDEN",
+      ]);
+    }
   });
 
   it("creates an activity and SKU, restocks, and refuses a correction below zero without changing anything", async () => {

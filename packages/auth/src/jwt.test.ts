@@ -40,4 +40,10 @@ describe("HS256 JWT", () => {
     const [header, , signature] = token.split(".");
     expect(reason(`${header}.${b64({ sub: "1", exp: 2_000_000_000 })}.${signature}`)).toBe("signature");
   });
+
+  it("refuses an expired token the first time a verifier sees it, not only when an earlier check cached it", () => {
+    const fresh = createJwtVerifier(secret, { clockSkewS: 0 });
+    const token = signJwt(secret, { sub: "43", exp: 1_500_000_000 });
+    expect(() => fresh(token, 1_500_000_001)).toThrow(expect.objectContaining({ reason: "expired" }));
+  });
 });

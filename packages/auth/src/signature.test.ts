@@ -17,6 +17,10 @@ describe("payload signature", () => {
     expect(verifyPayloadSignature(secret, signPayload(secret, body, 1000), body, { nowS: 1000 + 301 })).toBe(
       "stale",
     );
+    // Dated in the future beyond the tolerance is as stale as one from the past.
+    expect(verifyPayloadSignature(secret, signPayload(secret, body, 1000 + 301), body, { nowS: 1000 })).toBe(
+      "stale",
+    );
     expect(
       verifyPayloadSignature(secret, signPayload("other-secret-of-enough-length", body, 1000), body, {
         nowS: 1000,
