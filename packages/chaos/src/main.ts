@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { appEnv, consoleProgress, repoRoot, stackContext, up } from "@flashgate/stack";
+import { appEnv, consoleProgress, down, repoRoot, stackContext, up } from "@flashgate/stack";
 import { profiles } from "./profiles.ts";
 import { runChaos } from "./run.ts";
 
@@ -31,7 +31,7 @@ const stack = {
   FLASHGATE_CONNECT_PORT: "38083",
 };
 const ctx = stackContext({ env: { ...process.env, ...stack }, progress: consoleProgress() });
-await up(ctx, { withApps: false });
+const started = await up(ctx, { withApps: false });
 
 console.log(
   `chaos: profile ${profile.name}, ${profile.durationMs / 1000} s, seed ${seed} (replay with --seed ${seed})`,
@@ -52,4 +52,5 @@ const { faults: _, ...summary } = report;
 console.log(JSON.stringify(summary, null, 2));
 console.log(`report: ${file}`);
 console.log(report.violations.length ? `${report.violations.length} violations` : "no violations");
+if (process.env.FLASHGATE_KEEP_CHAOS_STACK !== "1") await down(ctx, { only: started });
 process.exit(report.violations.length ? 1 : 0);

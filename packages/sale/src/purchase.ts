@@ -150,6 +150,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       decision = await batcher.decide(request);
     } catch (error) {
       if (error instanceof OutcomeUnknownError) {
+        observer.dependencyFailed("database", "decide", error);
         // The unit may be sold: keep the reservation until its TTL so nobody else can take it twice.
         return {
           kind: "UNAVAILABLE",
