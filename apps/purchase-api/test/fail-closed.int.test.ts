@@ -41,6 +41,11 @@ describe("fail closed", () => {
     expect(elapsed).toBeLessThan(1000);
     expect(await api.transactions()).toBe(before);
     expect(sold(await skuLedger(api.pool, sale.activityId, sale.skuId))).toBe(0);
+    // Not swallowed: every failed call is counted (and logged, at most once a second).
+    const failures = (await api.app.metrics.dependencyErrors.get()).values;
+    expect(
+      failures.find((v) => v.labels.dependency === "redis" && v.labels.operation === "reserve")?.value,
+    ).toBe(50);
   });
 
   it("answers 503 with MariaDB unreachable and frees the reservation once it returns", async () => {
