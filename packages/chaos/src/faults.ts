@@ -1,6 +1,7 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { StackContext } from "@flashgate/stack";
+import { setTimeout as sleep } from "node:timers/promises";
+import { type StackContext, up } from "@flashgate/stack";
 import type { TcpProxy } from "@flashgate/testkit/tcp-proxy";
 import type { Redis } from "ioredis";
 import type { AppHandle } from "./apps.ts";
@@ -20,8 +21,32 @@ interface Fault {
   heal: (targets: FaultTargets) => Promise<void>;
 }
 
-const stackPid = (ctx: StackContext, name: "kafka" | "connect") =>
+type StackProcess = "kafka" | "connect" | "redis" | "mariadb";
+
+const stackPid = (ctx: StackContext, name: StackProcess) =>
   Number.parseInt(readFileSync(join(ctx.paths.pids, `${name}.pid`), "utf8"), 10);
+
+async function killStackProcess(ctx: StackContext, name: StackProcess) {
+  const pid = stackPid(ctx, name);
+  process.kill(pid, "SIGKILL");
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await sleep(20);
+  }
+}
+
+/** kill -9 of a stack server; the heal starts it again as `flashgate up` would (`lose` runs in between). */
+const serverCrash = (name: StackProcess, lose: (ctx: StackContext) => void = () => {}): Fault => ({
+  inject: async (t) => {
+    await killStackProcess(t.ctx, name);
+    lose(t.ctx);
+  },
+  heal: async (t) => void (await up(t.ctx, { withApps: false })),
+});
 
 /** SIGSTOP, then SIGCONT: a process that hangs (GC pause, a stuck disk) rather than dies. */
 const pause = (pid: (t: FaultTargets) => number): Fault => ({
@@ -59,6 +84,12 @@ export const faults = {
     },
     heal: async (t) => void t.maintainer.signal("SIGCONT"),
   },
+  // Redis gone with its data: the append-only file is deleted before it starts again.
+  "restart-redis-empty": serverCrash("redis", (ctx) =>
+    rmSync(join(ctx.paths.redisData, "appendonlydir"), { recursive: true, force: true }),
+  ),
+  // The database crashes and recovers (InnoDB crash recovery); Debezium must reconnect on its own.
+  "restart-database": serverCrash("mariadb"),
   "redis-oom": {
     inject: async (t) => void (await t.redis.config("SET", "maxmemory", "1")),
     heal: async (t) => void (await t.redis.config("SET", "maxmemory", "0")),
