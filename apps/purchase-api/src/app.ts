@@ -57,8 +57,9 @@ export function createApp(deps: AppDeps) {
     subscriber,
     observer: purchaseObserver(metrics, logger),
   });
-  const verifyUser = createJwtVerifier(config.AUTH_JWT_SECRET);
-  const verifyAdmin = createJwtVerifier(config.ADMIN_JWT_SECRET);
+  const claimRules = { issuer: config.JWT_ISSUER, audience: config.JWT_AUDIENCE };
+  const verifyUser = createJwtVerifier(config.AUTH_JWT_SECRET, claimRules);
+  const verifyAdmin = createJwtVerifier(config.ADMIN_JWT_SECRET, claimRules);
 
   const app = new Hono<AppEnv>();
   app.use(async (c, next) => {

@@ -3,25 +3,34 @@ import { z } from "zod";
 
 const int = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
 
-export const purchaseApiConfigSchema = z.object({
-  PORT: int(8080),
-  DATABASE_URL: z.string().startsWith("mysql://", "must be a mysql:// URL"),
-  REDIS_URL: z.string().startsWith("redis://", "must be a redis:// URL"),
-  AUTH_JWT_SECRET: secret(),
-  ADMIN_JWT_SECRET: secret(),
-  PAYMENT_WEBHOOK_SECRET: secret(),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  DB_POOL_SIZE: int(8),
-  DB_MAX_IN_FLIGHT: int(8),
-  DB_MAX_QUEUE: int(256, 0),
-  DB_MAX_BATCH: int(100),
-  DB_QUEUE_TIMEOUT_MS: int(2000),
-  DB_BATCH_GATHER_MS: int(5, 0),
-  RESERVATION_TTL_MS: int(15_000),
-  RATE_LIMIT: int(10),
-  RATE_WINDOW_MS: int(1000),
-  SOLD_OUT_CACHE_MS: int(250, 0),
-});
+export const purchaseApiConfigSchema = z
+  .object({
+    PORT: int(8080),
+    DATABASE_URL: z.string().startsWith("mysql://", "must be a mysql:// URL"),
+    REDIS_URL: z.string().startsWith("redis://", "must be a redis:// URL"),
+    AUTH_JWT_SECRET: secret(),
+    ADMIN_JWT_SECRET: secret(),
+    PAYMENT_WEBHOOK_SECRET: secret(),
+    // When set, every token (storefront and back-office) must carry this iss, and this aud.
+    JWT_ISSUER: z.string().min(1).optional(),
+    JWT_AUDIENCE: z.string().min(1).optional(),
+    LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    DB_POOL_SIZE: int(8),
+    DB_MAX_IN_FLIGHT: int(8),
+    DB_MAX_QUEUE: int(256, 0),
+    DB_MAX_BATCH: int(100),
+    DB_QUEUE_TIMEOUT_MS: int(2000),
+    DB_BATCH_GATHER_MS: int(5, 0),
+    RESERVATION_TTL_MS: int(15_000),
+    RATE_LIMIT: int(10),
+    RATE_WINDOW_MS: int(1000),
+    SOLD_OUT_CACHE_MS: int(250, 0),
+  })
+  // One secret for both would let any storefront token pass as a back-office one.
+  .refine((config) => config.AUTH_JWT_SECRET !== config.ADMIN_JWT_SECRET, {
+    path: ["ADMIN_JWT_SECRET"],
+    message: "must differ from AUTH_JWT_SECRET",
+  });
 
 export type PurchaseApiConfig = z.infer<typeof purchaseApiConfigSchema>;
 

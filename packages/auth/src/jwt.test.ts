@@ -46,4 +46,45 @@ describe("HS256 JWT", () => {
     const token = signJwt(secret, { sub: "43", exp: 1_500_000_000 });
     expect(() => fresh(token, 1_500_000_001)).toThrow(expect.objectContaining({ reason: "expired" }));
   });
+
+  it("refuses any other spelling of a valid signature: one token cannot be made into many", () => {
+    const fresh = createJwtVerifier(secret, { clockSkewS: 0 });
+    const token = signJwt(secret, { sub: "42", exp: 2_000_000_000 });
+    const signature = token.slice(token.lastIndexOf(".") + 1);
+    // The last character carries 2 unused bits: three other characters decode to the same bytes.
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const last = alphabet.indexOf(signature.at(-1) as string);
+    const sameBytes = [0, 1, 2, 3]
+      .map((low) => alphabet[(last & ~3) | low])
+      .filter((char) => char !== signature.at(-1))
+      .map((char) => `${token.slice(0, -1)}${char}`);
+    for (const variant of [`${token}=`, `${token}!`, `${token}%20`, `${token} `, ...sameBytes]) {
+      expect(() => fresh(variant, 1_000_000_000), variant).toThrow(
+        expect.objectContaining({ reason: "signature" }),
+      );
+    }
+    expect(fresh(token, 1_000_000_000).sub).toBe("42");
+  });
+
+  it("refuses a token not valid yet (nbf) or issued in the future (iat), beyond the clock skew", () => {
+    const skewed = createJwtVerifier(secret, { clockSkewS: 30 });
+    const now = 1_000_000_000;
+    const at = (claims: object) => () =>
+      skewed(signJwt(secret, { sub: "42", exp: now + 600, ...claims }), now);
+    expect(at({ nbf: now + 31 })).toThrow(expect.objectContaining({ reason: "not_yet_valid" }));
+    expect(at({ iat: now + 3600 })).toThrow(expect.objectContaining({ reason: "not_yet_valid" }));
+    expect(at({ nbf: now + 10, iat: now - 10 })()).toMatchObject({ sub: "42" });
+  });
+
+  it("checks the issuer and audience when configured", () => {
+    const strict = createJwtVerifier(secret, { clockSkewS: 0, issuer: "shop", audience: "flashgate" });
+    const token = (claims: object) => signJwt(secret, { sub: "42", exp: 2_000_000_000, ...claims });
+    expect(strict(token({ iss: "shop", aud: ["other", "flashgate"] }), 1_000_000_000).sub).toBe("42");
+    expect(() => strict(token({ iss: "evil", aud: "flashgate" }), 1_000_000_000)).toThrow(
+      expect.objectContaining({ reason: "claims" }),
+    );
+    expect(() => strict(token({ iss: "shop" }), 1_000_000_000)).toThrow(
+      expect.objectContaining({ reason: "claims" }),
+    );
+  });
 });

@@ -4,10 +4,13 @@ export interface JwtClaims {
   sub: string;
   exp: number;
   iat?: number;
+  nbf?: number;
+  iss?: string;
+  aud?: string | string[];
   role?: string;
 }
 
-export type JwtFailure = "malformed" | "algorithm" | "signature" | "expired" | "claims";
+export type JwtFailure = "malformed" | "algorithm" | "signature" | "expired" | "not_yet_valid" | "claims";
 
 export class JwtError extends Error {
   override name = "JwtError";
@@ -26,18 +29,35 @@ export function signJwt(secret: string, claims: JwtClaims): string {
   return `${HEADER}.${payload}.${signature}`;
 }
 
+/** An HS256 signature in canonical base64url: 43 characters, and the only spelling of its 32 bytes. */
+const signatureShape = /^[A-Za-z0-9_-]{43}$/;
+
+export interface JwtVerifierOptions {
+  clockSkewS?: number;
+  /** When set, the token's `iss` must equal it. */
+  issuer?: string;
+  /** When set, the token's `aud` must be it or contain it. */
+  audience?: string;
+  /** The verified-token cache starts over past this many bytes of tokens. */
+  cacheBytes?: number;
+}
+
 /**
  * HS256 only: the header must name HS256, so `alg: none` and algorithm confusion are refused before
- * the signature is even looked at. Verified headers are cached because a sale's tokens share one.
+ * the signature is even looked at. The signature must be spelled canonically, so one token cannot be
+ * made into many (base64url decoding skips junk): each would be a new entry in the caches. Headers are
+ * cached once a token carrying them verified, because a sale's tokens share one.
  */
-export function createJwtVerifier(secret: string, options: { clockSkewS?: number } = {}) {
+export function createJwtVerifier(secret: string, options: JwtVerifierOptions = {}) {
   // A KeyObject made once: handing createHmac a Buffer re-imports the key on every call (~6× slower).
   const key = createSecretKey(Buffer.from(secret));
   const skew = options.clockSkewS ?? 30;
+  const cacheBytes = options.cacheBytes ?? 16 * 1024 * 1024;
   const goodHeaders = new Set<string>();
   // A token verified once needs no second HMAC: buyers retry with the same token. Expiry is still
-  // checked on every use; the cache is bounded and simply starts over when full.
+  // checked on every use; the cache is bounded by bytes and simply starts over when full.
   const verified = new Map<string, JwtClaims>();
+  let verifiedBytes = 0;
   return function verifyJwt(token: string, nowS = Date.now() / 1000): JwtClaims {
     const known = verified.get(token);
     if (known) {
@@ -49,7 +69,8 @@ export function createJwtVerifier(secret: string, options: { clockSkewS?: number
     if (first < 1 || second < 0 || token.indexOf(".", second + 1) !== -1 || token.length > 4096)
       throw new JwtError("malformed");
     const header = token.slice(0, first);
-    if (!goodHeaders.has(header)) {
+    const knownHeader = goodHeaders.has(header);
+    if (!knownHeader) {
       let alg: unknown;
       try {
         alg = JSON.parse(Buffer.from(header, "base64url").toString()).alg;
@@ -57,12 +78,14 @@ export function createJwtVerifier(secret: string, options: { clockSkewS?: number
         throw new JwtError("malformed");
       }
       if (alg !== "HS256") throw new JwtError("algorithm");
-      if (goodHeaders.size < 16) goodHeaders.add(header);
     }
+    const signature = token.slice(second + 1);
+    if (!signatureShape.test(signature)) throw new JwtError("signature");
     const expected = createHmac("sha256", key).update(token.slice(0, second)).digest();
-    const given = Buffer.from(token.slice(second + 1), "base64url");
-    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    const given = Buffer.from(signature, "base64url");
+    if (!timingSafeEqual(given, expected) || given.toString("base64url") !== signature)
       throw new JwtError("signature");
+    if (!knownHeader && goodHeaders.size < 16) goodHeaders.add(header);
     let claims: JwtClaims;
     try {
       claims = JSON.parse(Buffer.from(token.slice(first + 1, second), "base64url").toString());
@@ -73,13 +96,26 @@ export function createJwtVerifier(secret: string, options: { clockSkewS?: number
       typeof claims !== "object" ||
       claims === null ||
       typeof claims.sub !== "string" ||
-      typeof claims.exp !== "number"
+      typeof claims.exp !== "number" ||
+      (options.issuer !== undefined && claims.iss !== options.issuer) ||
+      (options.audience !== undefined &&
+        !(Array.isArray(claims.aud)
+          ? claims.aud.includes(options.audience)
+          : claims.aud === options.audience))
     ) {
       throw new JwtError("claims");
     }
     if (claims.exp + skew < nowS) throw new JwtError("expired");
-    if (verified.size >= 100_000) verified.clear();
+    // Not valid before a time still to come, or issued in the future: refused until then.
+    for (const notBefore of [claims.nbf, claims.iat])
+      if (notBefore !== undefined && (typeof notBefore !== "number" || notBefore - skew > nowS))
+        throw new JwtError("not_yet_valid");
+    if (verifiedBytes + token.length > cacheBytes) {
+      verified.clear();
+      verifiedBytes = 0;
+    }
     verified.set(token, claims);
+    verifiedBytes += token.length;
     return claims;
   };
 }

@@ -5,4 +5,6 @@ export const port = (fallback: number) => z.coerce.number().int().min(1).max(655
 export const url = (fallback?: string) => (fallback === undefined ? z.url() : z.url().default(fallback));
 
 /** A secret must be long enough to resist guessing; it is never logged. */
-export const secret = () => z.string().min(16, "must be at least 16 characters");
+/** An HMAC key: 32 bytes at least, the size of the SHA-256 output it keys. */
+export const secret = () =>
+  z.string().refine((value) => Buffer.byteLength(value) >= 32, "must be at least 32 bytes");
