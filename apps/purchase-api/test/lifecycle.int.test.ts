@@ -130,6 +130,50 @@ describe("payments and expiry", () => {
     ]);
     expect((rows as { needs_refund: number }[]).map((r) => Number(r.needs_refund))).toEqual([1]);
   });
+
+  it("every SUCCEEDED payment not applied to its order is marked for refund, each recorded once", async () => {
+    const sale = freshIds();
+    await createSale(api.pool, { ...sale, units: 5 });
+    await api.load(sale.activityId, sale.skuId);
+    const [order] = await buyMany(sale, [3_000_003]);
+    const base = { requestId: order.requestId, amountCents: order.amountCents, currency: order.currency };
+    const cases = [
+      { eventId: `amount-${order.requestId}`, ...base, status: "SUCCEEDED", amountCents: 1 },
+      { eventId: `currency-${order.requestId}`, ...base, status: "SUCCEEDED", currency: "USD" },
+      { eventId: `failed-${order.requestId}`, ...base, status: "FAILED" },
+      {
+        eventId: `unknown-${order.requestId}`,
+        ...base,
+        status: "SUCCEEDED",
+        requestId: `nope-${order.requestId}`,
+      },
+      { eventId: `paid-${order.requestId}`, ...base, status: "SUCCEEDED" },
+      { eventId: `twice-${order.requestId}`, ...base, status: "SUCCEEDED" },
+    ];
+    const answers = [];
+    for (const event of cases) answers.push((await callback(event)).status);
+    expect(answers).toEqual([200, 200, 200, 404, 200, 200]);
+    const [rows] = await api.pool.query(
+      "SELECT event_id, outcome, needs_refund FROM payment_event WHERE event_id IN (?) ORDER BY received_at, event_id",
+      [cases.map((event) => event.eventId)],
+    );
+    const recorded = Object.fromEntries(
+      (rows as { event_id: string; outcome: string; needs_refund: number }[]).map((row) => [
+        row.event_id.slice(0, row.event_id.indexOf("-")),
+        [row.outcome, Number(row.needs_refund)],
+      ]),
+    );
+    expect(recorded).toEqual({
+      amount: ["AMOUNT_MISMATCH", 1],
+      currency: ["AMOUNT_MISMATCH", 1],
+      failed: ["FAILED_RECORDED", 0],
+      unknown: ["UNKNOWN_ORDER", 1],
+      paid: ["PAID", 0],
+      twice: ["ALREADY_PAID", 1],
+    });
+    // The provider retries a 404: the event is already recorded, and answered as such.
+    expect((await callback(cases[3])).status).toBe(200);
+  });
 });
 
 describe("back-office access and corrections", () => {

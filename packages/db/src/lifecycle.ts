@@ -68,7 +68,8 @@ export type PaymentOutcome =
   | "FAILED_RECORDED"
   | "REFUND_REQUIRED"
   | "ALREADY_PAID"
-  | "AMOUNT_MISMATCH";
+  | "AMOUNT_MISMATCH"
+  | "UNKNOWN_ORDER";
 
 export type PaymentResult =
   | { kind: "processed"; outcome: PaymentOutcome; order: Order }
@@ -95,9 +96,9 @@ export async function applyPayment(pool: Pool, event: PaymentEvent): Promise<Pay
         [event.requestId],
       );
       const order = orders[0];
-      if (!order) return { kind: "unknown_order" } as const;
       let outcome: PaymentOutcome;
-      if (event.status === "FAILED") outcome = "FAILED_RECORDED";
+      if (!order) outcome = "UNKNOWN_ORDER";
+      else if (event.status === "FAILED") outcome = "FAILED_RECORDED";
       else if (Number(order.amount_cents) !== event.amountCents || order.currency !== event.currency)
         outcome = "AMOUNT_MISMATCH";
       else if (order.state === "CLOSED") outcome = "REFUND_REQUIRED";
@@ -113,9 +114,11 @@ export async function applyPayment(pool: Pool, event: PaymentEvent): Promise<Pay
           event.amountCents,
           event.currency,
           outcome,
-          outcome === "REFUND_REQUIRED" || outcome === "ALREADY_PAID",
+          // Money taken that did not pay its order goes back, whatever the reason.
+          event.status === "SUCCEEDED" && outcome !== "PAID",
         ],
       );
+      if (!order) return { kind: "unknown_order" } as const;
       if (outcome === "PAID") {
         await connection.query(
           "UPDATE sale_order SET state = 'PAID' WHERE request_id = ? AND state = 'PENDING'",
