@@ -84,6 +84,9 @@ export const faults = {
     },
     heal: async (t) => void t.maintainer.signal("SIGCONT"),
   },
+  // Slow to come back (Connect takes ~15 s to start and resume its connector): the long profile only.
+  "kill-kafka": serverCrash("kafka"),
+  "kill-connect": serverCrash("connect"),
   // Redis gone with its data: the append-only file is deleted before it starts again.
   "restart-redis-empty": serverCrash("redis", (ctx) =>
     rmSync(join(ctx.paths.redisData, "appendonlydir"), { recursive: true, force: true }),

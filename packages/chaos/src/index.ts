@@ -1,3 +1,4 @@
 export { faultKinds } from "./faults.ts";
 export { type ChaosProfile, profiles } from "./profiles.ts";
-export { type ChaosReport, runChaos } from "./run.ts";
+export type { ChaosReport } from "./report.ts";
+export { runChaos } from "./run.ts";

@@ -7,10 +7,11 @@ import { Redis } from "ioredis";
 import type { Pool, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { appProcess } from "./apps.ts";
 import { createBuyers, type KeyRecord } from "./buyers.ts";
-import { type CheckResult, checkSale, type SaleSupply } from "./checks.ts";
+import { checkSale, type SaleSupply } from "./checks.ts";
 import { type FaultKind, type FaultTargets, faults } from "./faults.ts";
 import type { ChaosProfile } from "./profiles.ts";
 import { type Random, seededRandom } from "./random.ts";
+import { type ChaosReport, type FaultRun, summarise } from "./report.ts";
 
 export interface ChaosOptions {
   seed: number;
@@ -20,29 +21,6 @@ export interface ChaosOptions {
   env: Record<string, string>;
   ports: { api: number; maintainer: number };
   log?: (line: string) => void;
-}
-
-interface FaultRun {
-  kind: FaultKind;
-  injectedAt: number;
-  healedAt: number;
-  /** From the fault until the last 503 or lost connection it caused: how long buyers could not be served. */
-  unavailableMs: number;
-}
-
-export interface ChaosReport extends CheckResult {
-  seed: number;
-  profile: string;
-  activityId: number;
-  durationMs: number;
-  requests: number;
-  keys: number;
-  answers: Record<string, number>;
-  faults: FaultRun[];
-  faultsByKind: Record<string, { count: number; unavailableMsP50: number; unavailableMsMax: number }>;
-  dbaActions: { restocks: number; closures: number };
-  unsold: number;
-  convergeMs: number | null;
 }
 
 /** One buyer's part of the plan, drawn from the seed so that a failing seed replays the same sale. */
@@ -133,12 +111,6 @@ async function dbaAction(pool: Pool, random: Random, sales: SaleSupply[], tally:
     connection.release();
   }
 }
-
-const percentile = (values: number[], p: number) => {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-};
 
 /**
  * A seeded, randomised sale under faults: buyers (duplicate keys, reloads, second keys, payments),
@@ -325,66 +297,4 @@ async function sweep(
   let unsold = 0;
   for (const sale of sales) unsold += Math.max(0, await left(sale));
   return unsold;
-}
-
-function summarise(run: {
-  seed: number;
-  profile: string;
-  activityId: number;
-  durationMs: number;
-  requests: number;
-  keys: Map<string, KeyRecord>;
-  faultRuns: Omit<FaultRun, "unavailableMs">[];
-  dbaActions: ChaosReport["dbaActions"];
-  unsold: number;
-  convergeMs: number | null;
-  checked: CheckResult;
-  convergeWithinMs: number;
-}): ChaosReport {
-  const answers: Record<string, number> = {};
-  const unavailableAt: number[] = [];
-  for (const record of run.keys.values())
-    for (const answer of record.answers) {
-      const label =
-        answer.status === "network" ? "network" : `${answer.status}${answer.code ? ` ${answer.code}` : ""}`;
-      answers[label] = (answers[label] ?? 0) + 1;
-      if (answer.status === 503 || answer.status === "network") unavailableAt.push(answer.at);
-    }
-  const faultRuns: FaultRun[] = run.faultRuns.map((fault, i) => {
-    const windowEnd = run.faultRuns[i + 1]?.injectedAt ?? Number.POSITIVE_INFINITY;
-    const last = Math.max(
-      fault.injectedAt,
-      ...unavailableAt.filter((at) => at >= fault.injectedAt && at < windowEnd),
-    );
-    return { ...fault, unavailableMs: last - fault.injectedAt };
-  });
-  const faultsByKind: ChaosReport["faultsByKind"] = {};
-  for (const kind of new Set(faultRuns.map((fault) => fault.kind))) {
-    const times = faultRuns.filter((fault) => fault.kind === kind).map((fault) => fault.unavailableMs);
-    faultsByKind[kind] = {
-      count: times.length,
-      unavailableMsP50: percentile(times, 0.5),
-      unavailableMsMax: Math.max(...times),
-    };
-  }
-  const violations = [...run.checked.violations];
-  if (run.unsold > 0) violations.push(`${run.unsold} units left unsold while new buyers asked for them`);
-  if (run.convergeMs === null)
-    violations.push(`the drift check did not say in-sync within ${run.convergeWithinMs} ms of the last heal`);
-  return {
-    seed: run.seed,
-    profile: run.profile,
-    activityId: run.activityId,
-    durationMs: run.durationMs,
-    requests: run.requests,
-    keys: run.keys.size,
-    answers,
-    faults: faultRuns,
-    faultsByKind,
-    dbaActions: run.dbaActions,
-    ...run.checked,
-    unsold: run.unsold,
-    convergeMs: run.convergeMs,
-    violations,
-  };
 }
