@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { port } from "./fields.ts";
 
-/** Default ports of the dev stack (DESIGN §3). */
+/** Default ports of the dev stack (docs/architecture.md, Stacks and ports). */
 export const stackPorts = {
   mariadb: 3307,
   redis: 6380,

@@ -43,5 +43,5 @@ export async function skuLedger(pool: Pool, activityId: number, skuId: number): 
   return view;
 }
 
-/** DESIGN §4: available + (PENDING + PAID) = supply. */
+/** The ledger (docs/architecture.md): available + (PENDING + PAID) = supply. */
 export const sold = (ledger: SkuLedger) => ledger.pending + ledger.paid;
