@@ -1,5 +1,5 @@
 import { applyActivityChange, applySkuChanges, readCachedSku, skuKeys } from "@flashgate/cache";
-import { createSale, freshIds, skuLedger, sold } from "@flashgate/testkit";
+import { createSale, eventually, freshIds, skuLedger, sold } from "@flashgate/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiHarness, startApi } from "./harness.ts";
 
@@ -92,5 +92,62 @@ describe("a retry of a committed purchase gets the truth", () => {
     expect([retry.status, retry.body]).toEqual([200, first.body]);
     const view = await fetch(`${api.url}/v1/activities/${sale.activityId}/skus/${sale.skuId}`);
     expect([view.status, ((await view.json()) as { code: string }).code]).toEqual([409, "ACTIVITY_NOT_OPEN"]);
+  });
+
+  it("units coming back drop a sold-out snapshot at once: their buyer is not told SOLD_OUT", async () => {
+    // A snapshot that would otherwise answer for a minute.
+    const slow = await startApi({ env: { SOLD_OUT_CACHE_MS: "60000" } });
+    try {
+      const sale = freshIds();
+      await createSale(slow.pool, { ...sale, units: 1 });
+      await slow.load(sale.activityId, sale.skuId);
+      expect((await slow.purchase(7, sale)).status).toBe(201);
+      // As CDC would: the order (which frees its reservation), then the stock it took.
+      await applySkuChanges(slow.redis, sale.activityId, sale.skuId, [
+        { k: "order", op: "c", pos: "99999999:0000000000000:000000", user: "7", live: 1 },
+        {
+          k: "stock",
+          op: "u",
+          pos: "99999999:0000000000000:000001",
+          available: 0,
+          price_cents: 1999,
+          currency: "EUR",
+        },
+      ]);
+      const scriptCalls = async () =>
+        Number(/cmdstat_evalsha:calls=(\d+)/.exec(await slow.redis.info("commandstats"))?.[1] ?? 0);
+      // Armed once a stranger's SOLD_OUT no longer asks Redis.
+      await eventually(async () => {
+        const before = await scriptCalls();
+        expect((await slow.purchase(8, sale)).body.code).toBe("SOLD_OUT");
+        expect(await scriptCalls()).toBe(before);
+      });
+
+      await slow.pool.query("UPDATE sale_stock SET available = 1 WHERE activity_id = ? AND sku_id = ?", [
+        sale.activityId,
+        sale.skuId,
+      ]);
+      await applySkuChanges(slow.redis, sale.activityId, sale.skuId, [
+        {
+          k: "stock",
+          op: "u",
+          pos: "99999999:0000000000000:000002",
+          available: 1,
+          price_cents: 1999,
+          currency: "EUR",
+        },
+      ]);
+      const buyer = await eventually(
+        async () => {
+          const answer = await slow.purchase(9, sale);
+          expect(answer.status).toBe(201);
+          return answer;
+        },
+        { timeoutMs: 5000 },
+      );
+      expect(buyer.body.userId).toBe(9);
+    } finally {
+      await slow.close();
+    }
   });
 });
