@@ -1,4 +1,4 @@
-import { activitySkusKey, skuKeys, unitsBackChannel } from "./keys.ts";
+import { activitySkusKey, skuKeys, skuRef, unitsBackChannel } from "./keys.ts";
 import { endedGraceMs } from "./load-sku.ts";
 import type { FlashgateRedis } from "./scripts.ts";
 
@@ -30,7 +30,7 @@ export async function applySkuChanges(
     JSON.stringify(changes),
     endedGraceMs,
     unitsBackChannel,
-    `${activityId}:${skuId}`,
+    skuRef(activityId, skuId),
   )) as [number, number, number, ApplyResult["verdict"]];
   if (verdict === "GONE") await redis.srem(activitySkusKey(activityId), String(skuId));
   return { applied, skipped, stoppedAt: stoppedAt - 1, verdict };

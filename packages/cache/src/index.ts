@@ -12,9 +12,11 @@ export {
   binlogSourceKey,
   buyerField,
   cacheEpochKey,
+  parseSkuRef,
   rebuildQueueKey,
   type SkuKeys,
   skuKeys,
+  skuRef,
   unitsBackChannel,
 } from "./keys.ts";
 export { endedGraceMs, type LoadResult, loadSkuFromDatabase } from "./load-sku.ts";

@@ -33,6 +33,14 @@ export function skuKeys(activityId: number, skuId: number): SkuKeys {
 /** The SKU hash's field of a buyer. */
 export const buyerField = (userId: string) => `b:${userId}`;
 
+/** A SKU named in a message or a set member (the rebuild queue, the units-back channel): "<activity>:<sku>". */
+export const skuRef = (activityId: number, skuId: number) => `${activityId}:${skuId}`;
+
+export function parseSkuRef(ref: string): { activityId: number; skuId: number } | undefined {
+  const [activityId, skuId] = ref.split(":").map(Number);
+  return Number.isSafeInteger(activityId) && Number.isSafeInteger(skuId) ? { activityId, skuId } : undefined;
+}
+
 /** SKUs of an activity, so an activity change reaches each SKU's own slot. */
 export const activitySkusKey = (activityId: number) => `fg:activity:${activityId}:skus`;
 

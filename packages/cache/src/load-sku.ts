@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { binlogPosition } from "@flashgate/cdc";
 import { readSkuSnapshot } from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
-import { activitySkusKey, buyerField, skuKeys, unitsBackChannel } from "./keys.ts";
+import { activitySkusKey, buyerField, skuKeys, skuRef, unitsBackChannel } from "./keys.ts";
 import type { FlashgateRedis } from "./scripts.ts";
 
 /** Keys of an ended sale linger this long for the back-office, then expire. */
@@ -61,7 +61,7 @@ export async function loadSkuFromDatabase(
     snapshot.buyers.length,
     options.force ? 1 : 0,
     unitsBackChannel,
-    `${activityId}:${skuId}`,
+    skuRef(activityId, skuId),
   );
   await redis.sadd(activitySkusKey(activityId), String(skuId));
   return applied === 1 ? "loaded" : "newer_in_cache";

@@ -73,6 +73,9 @@ export function summarise(run: {
     };
   }
   const violations = [...run.checked.violations];
+  if (run.checked.serverErrors > 0) violations.push(`${run.checked.serverErrors} answers were 500`);
+  if (run.checked.unavailableLeft > 0)
+    violations.push(`${run.checked.unavailableLeft} keys were still answered 503 when their retries ran out`);
   if (run.unsold > 0) violations.push(`${run.unsold} units left unsold while new buyers asked for them`);
   if (run.convergeMs === null)
     violations.push(`the drift check did not say in-sync within ${run.convergeWithinMs} ms of the last heal`);

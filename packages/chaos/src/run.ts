@@ -276,8 +276,6 @@ async function sweep(
     return Number(rows[0].available);
   };
   for (let round = 0; round < 3; round++) {
-    // The local sold-out shortcut may answer for up to SOLD_OUT_CACHE_MS after a unit came back.
-    await sleep(500);
     let any = false;
     await Promise.all(
       sales.map(async (sale) => {

@@ -1,10 +1,20 @@
-import type { Pool, RowDataPacket } from "mysql2/promise";
+import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
 
-export interface BinlogSource {
-  /** Which server writes this binlog: server_id, and server_uuid where the server has one (MySQL). */
-  identity: string;
+export interface BinlogCoordinates {
   file: string;
   pos: number;
+}
+
+export interface BinlogSource extends BinlogCoordinates {
+  /** Which server writes this binlog: server_id, and server_uuid where the server has one (MySQL). */
+  identity: string;
+}
+
+/** Where the binlog stands now: the one place that asks the server for it. */
+export async function binlogCoordinates(db: Pool | PoolConnection): Promise<BinlogCoordinates> {
+  const [status] = await db.query<RowDataPacket[]>("SHOW MASTER STATUS");
+  if (!status[0]) throw new Error("binary logging is off: the cache cannot be fenced by position");
+  return { file: String(status[0].File), pos: Number(status[0].Position) };
 }
 
 /** The server the binlog comes from and where it stands now. */
@@ -13,11 +23,5 @@ export async function readBinlogSource(pool: Pool): Promise<BinlogSource> {
     "SHOW VARIABLES WHERE Variable_name IN ('server_id', 'server_uuid')",
   );
   const value = (name: string) => variables.find((row) => row.Variable_name === name)?.Value ?? "";
-  const [status] = await pool.query<RowDataPacket[]>("SHOW MASTER STATUS");
-  if (!status[0]) throw new Error("binary logging is off: the cache cannot be fenced by position");
-  return {
-    identity: `${value("server_id")}/${value("server_uuid")}`,
-    file: String(status[0].File),
-    pos: Number(status[0].Position),
-  };
+  return { identity: `${value("server_id")}/${value("server_uuid")}`, ...(await binlogCoordinates(pool)) };
 }

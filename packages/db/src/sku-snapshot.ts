@@ -1,4 +1,5 @@
 import type { Pool, RowDataPacket } from "mysql2/promise";
+import { binlogCoordinates } from "./binlog-source.ts";
 
 export interface SkuSnapshot {
   binlogFile: string;
@@ -26,15 +27,14 @@ export async function readSkuSnapshot(
 ): Promise<SkuSnapshot | undefined> {
   const connection = await pool.getConnection();
   try {
-    const [before] = await connection.query<RowDataPacket[]>("SHOW MASTER STATUS");
+    const before = await binlogCoordinates(connection);
     await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
     await connection.query("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
     try {
       const [status] = await connection.query<RowDataPacket[]>("SHOW STATUS LIKE 'binlog_snapshot_%'");
       const exact = Object.fromEntries(status.map((row) => [row.Variable_name, row.Value]));
-      const binlogFile: string = exact.Binlog_snapshot_file || before[0]?.File;
-      const binlogPos = Number(exact.Binlog_snapshot_position || before[0]?.Position);
-      if (!binlogFile) throw new Error("binary logging is off: the cache cannot be fenced by position");
+      const binlogFile: string = exact.Binlog_snapshot_file || before.file;
+      const binlogPos = Number(exact.Binlog_snapshot_position || before.pos);
       const [rows] = await connection.query<RowDataPacket[]>(
         `SELECT s.available, s.price_cents, s.currency, a.starts_at, a.ends_at, a.rebuy_after_close
            FROM sale_stock s JOIN activity a ON a.id = s.activity_id WHERE s.activity_id = ? AND s.sku_id = ?`,

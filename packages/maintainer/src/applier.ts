@@ -6,6 +6,7 @@ import {
   rebuildQueueKey,
   removeActivity,
   type SkuChange,
+  skuRef,
 } from "@flashgate/cache";
 import {
   type ActivityChange,
@@ -192,7 +193,7 @@ export function createApplier(deps: {
       metrics.deadLetters.inc();
       // The SKU missed this change: a rebuild from MySQL, which holds its effect, converges it.
       const sku = letter.record.topic === topics.sale ? skuOfKey(letter.record.key) : undefined;
-      if (sku) await redis.sadd(rebuildQueueKey, `${sku.activityId}:${sku.skuId}`);
+      if (sku) await redis.sadd(rebuildQueueKey, skuRef(sku.activityId, sku.skuId));
       logger.warn(
         {
           topic: letter.record.topic,

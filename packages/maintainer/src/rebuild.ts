@@ -4,9 +4,11 @@ import {
   cacheEpochKey,
   type FlashgateRedis,
   loadSkuFromDatabase,
+  parseSkuRef,
   rebuildQueueKey,
   recordIncident,
   skuKeys,
+  skuRef,
 } from "@flashgate/cache";
 import { binlogPosition } from "@flashgate/cdc";
 import { readBinlogSource } from "@flashgate/db";
@@ -48,19 +50,18 @@ export function createRebuilder(deps: {
   pool: Pool;
   metrics: MaintainerMetrics;
   logger: Logger;
-  now?: () => number;
 }) {
-  const { redis, pool, metrics, logger, now = Date.now } = deps;
+  const { redis, pool, metrics, logger } = deps;
   const isolated = new Map<string, Isolated>();
   let running: Promise<void> | undefined;
 
   async function isolate(activityId: number, skuId: number, error: unknown) {
     const keys = skuKeys(activityId, skuId);
     await redis.del(keys.sku, keys.reservations, keys.reservationRequests);
-    const key = `${activityId}:${skuId}`;
+    const key = skuRef(activityId, skuId);
     const entry = isolated.get(key) ?? { activityId, skuId, attempts: 0, nextAt: 0 };
     entry.attempts += 1;
-    entry.nextAt = now() + Math.min(retryMaxMs, retryBaseMs * 2 ** (entry.attempts - 1));
+    entry.nextAt = Date.now() + Math.min(retryMaxMs, retryBaseMs * 2 ** (entry.attempts - 1));
     const fresh = !isolated.has(key);
     isolated.set(key, entry);
     metrics.isolatedSkus.set(isolated.size);
@@ -83,8 +84,7 @@ export function createRebuilder(deps: {
       await isolate(activityId, skuId, error);
       return;
     }
-    const key = `${activityId}:${skuId}`;
-    if (isolated.delete(key)) {
+    if (isolated.delete(skuRef(activityId, skuId))) {
       metrics.isolatedSkus.set(isolated.size);
       logger.info({ activityId, skuId }, "isolated SKU rebuilt");
       await recordIncident(redis, { kind: "recovered", activityId, skuId });
@@ -92,16 +92,16 @@ export function createRebuilder(deps: {
   }
 
   async function rebuildAll(reason: string, force = false): Promise<number> {
-    const started = now();
+    const started = Date.now();
     const [rows] = await pool.query<RowDataPacket[]>(
       `SELECT s.activity_id, s.sku_id FROM sale_stock s JOIN activity a ON a.id = s.activity_id
         WHERE a.ends_at > NOW(3) - INTERVAL 1 DAY`,
     );
     await inParallel(rows, 8, (row) => rebuild(Number(row.activity_id), Number(row.sku_id), force));
     metrics.rebuilds.inc({ reason }, rows.length);
-    await redis.set(cacheEpochKey, String(now()));
+    await redis.set(cacheEpochKey, String(Date.now()));
     logger.info(
-      { skus: rows.length, isolated: isolated.size, reason, ms: now() - started },
+      { skus: rows.length, isolated: isolated.size, reason, ms: Date.now() - started },
       "cache rebuilt from MySQL",
     );
     return rows.length;
@@ -109,14 +109,11 @@ export function createRebuilder(deps: {
 
   async function drainQueue(): Promise<number> {
     const requested = (await redis.spop(rebuildQueueKey, 100)) as string[];
-    const due = [...isolated.values()].filter((entry) => entry.nextAt <= now());
+    const due = [...isolated.values()].filter((entry) => entry.nextAt <= Date.now());
     // An isolated SKU is rebuilt on its own backoff, however often the API asks for it.
-    const skus = [
-      ...requested.filter((entry) => !isolated.has(entry)).map((entry) => entry.split(":").map(Number)),
-      ...due.map((entry) => [entry.activityId, entry.skuId]),
-    ].filter(([activityId, skuId]) => Number.isSafeInteger(activityId) && Number.isSafeInteger(skuId));
+    const skus = [...requested.flatMap((ref) => (isolated.has(ref) ? [] : (parseSkuRef(ref) ?? []))), ...due];
     try {
-      await inParallel(skus, 8, ([activityId, skuId]) => rebuild(activityId, skuId));
+      await inParallel(skus, 8, (sku) => rebuild(sku.activityId, sku.skuId));
     } catch (error) {
       // Redis or MySQL failed: whoever asked still needs the rebuild on the next pass.
       if (requested.length) await redis.sadd(rebuildQueueKey, ...requested).catch(() => {});
@@ -169,7 +166,7 @@ export function createRebuilder(deps: {
     return running;
   }
 
-  return { rebuildAll, drainQueue, check, isolate, isolated: () => [...isolated.values()] };
+  return { rebuildAll, drainQueue, check, isolate };
 }
 
 export type Rebuilder = ReturnType<typeof createRebuilder>;

@@ -5,6 +5,7 @@ import {
   rebuildQueueKey,
   releaseReservation,
   reserveUnit,
+  skuRef,
 } from "@flashgate/cache";
 import {
   findReplay,
@@ -169,13 +170,14 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
   }
 
   /**
-   * A user already holds an order: the same key gets that order, read from MySQL; another key is refused.
-   * Through the overload guard: a buyer hammering new keys must not become a flood of reads.
+   * What a key that may already hold an order is told when it has none: the order (or a refused reuse
+   * of the key) is read from MySQL through the overload guard, so that a buyer hammering new keys never
+   * becomes a flood of reads.
    */
-  async function replayOrRefuse(request: PurchaseRequest): Promise<PurchaseResult> {
+  async function replayOr(request: PurchaseRequest, otherwise: PurchaseResult): Promise<PurchaseResult> {
     try {
       const decision = await guard.run(() => findReplay(pool, request));
-      return decision ? decisionResult(decision) : alreadyPurchased;
+      return decision ? decisionResult(decision) : otherwise;
     } catch (error) {
       if (error instanceof OverloadedError)
         return { kind: "UNAVAILABLE", detail: "too many purchases in flight", retryAfterS: 1 };
@@ -198,14 +200,10 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       return databaseUnavailable;
     }
     if (!window) return { kind: "NOT_FOUND" };
-    if (window.endsMs <= Date.now()) {
-      const answer = await replayOrRefuse(request);
-      return answer === alreadyPurchased
-        ? { kind: "ACTIVITY_NOT_OPEN", detail: "the sale has ended" }
-        : answer;
-    }
+    if (window.endsMs <= Date.now())
+      return replayOr(request, { kind: "ACTIVITY_NOT_OPEN", detail: "the sale has ended" });
     await redis
-      .sadd(rebuildQueueKey, `${request.activityId}:${request.skuId}`)
+      .sadd(rebuildQueueKey, skuRef(request.activityId, request.skuId))
       .catch((error) => observer.dependencyFailed("redis", "request-rebuild", error));
     return { kind: "UNAVAILABLE", detail: "this SKU's cache is being rebuilt", retryAfterS: 1 };
   }
@@ -236,7 +234,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
         soldOut.soldOut(request.activityId, request.skuId);
         return soldOutResult;
       case "ALREADY":
-        return replayOrRefuse(request);
+        return replayOr(request, alreadyPurchased);
       case "RATE_LIMITED":
         return { kind: "RATE_LIMITED", retryAfterS: Math.ceil(fast.retryAfterMs / 1000) };
       case "NOT_STARTED":

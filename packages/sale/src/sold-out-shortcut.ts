@@ -1,4 +1,4 @@
-import { unitsBackChannel } from "@flashgate/cache";
+import { parseSkuRef, unitsBackChannel } from "@flashgate/cache";
 import type { Redis } from "ioredis";
 
 /**
@@ -106,8 +106,8 @@ export type SoldOutShortcut = ReturnType<typeof createSoldOutShortcut>;
 export function followUnitsBack(subscriber: Redis, shortcut: SoldOutShortcut): void {
   subscriber.on("message", (channel: string, message: string) => {
     if (channel !== unitsBackChannel) return;
-    const [activityId, skuId] = message.split(":").map(Number);
-    shortcut.unitsBack(activityId, skuId);
+    const sku = parseSkuRef(message);
+    if (sku) shortcut.unitsBack(sku.activityId, sku.skuId);
   });
   const subscribe = () =>
     subscriber.subscribe(unitsBackChannel).then(

@@ -21,8 +21,12 @@ export interface AppProcess {
 }
 
 /** Runs an app's main.ts as its own process, as production would, so tests can SIGKILL it. */
-export async function startAppProcess(app: string, env: Record<string, string>): Promise<AppProcess> {
-  const port = await freePort();
+export async function startAppProcess(
+  app: string,
+  env: Record<string, string>,
+  options: { port?: number } = {},
+): Promise<AppProcess> {
+  const port = options.port ?? (await freePort());
   const child = spawn(process.execPath, [join(repoRoot, "apps", app, "src", "main.ts")], {
     env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: env.LOG_LEVEL ?? "warn" },
     stdio: ["ignore", "pipe", "pipe"],
