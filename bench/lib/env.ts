@@ -1,12 +1,22 @@
 import { spawnSync } from "node:child_process";
 import { cpus, totalmem } from "node:os";
-import { join } from "node:path";
-import { appEnv, consoleProgress, repoRoot, type StackContext, stackContext, up } from "@flashgate/stack";
+import { parseConfig, stackConfigSchema } from "@flashgate/config";
+import {
+  appEnv,
+  consoleProgress,
+  type StackContext,
+  sideStackHome,
+  stackContext,
+  up,
+} from "@flashgate/stack";
 
 /** The bench stack has its own ports and data dir, so a run never disturbs a dev or test stack. */
+const engine = parseConfig(stackConfigSchema.pick({ FLASHGATE_DB: true }), process.env).FLASHGATE_DB;
+
 export const benchStackEnv: Record<string, string> = {
-  FLASHGATE_HOME: join(repoRoot, ".flashgate-bench"),
-  FLASHGATE_MARIADB_PORT: "23307",
+  FLASHGATE_HOME: sideStackHome("bench", engine),
+  FLASHGATE_DB: engine,
+  FLASHGATE_DB_PORT: "23307",
   FLASHGATE_REDIS_PORT: "26380",
   FLASHGATE_KAFKA_PORT: "29092",
   FLASHGATE_KAFKA_CONTROLLER_PORT: "29093",

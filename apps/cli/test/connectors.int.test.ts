@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { skuKeys } from "@flashgate/cache";
 import { migrate } from "@flashgate/db";
-import { adminConnection, connectorsDir, databaseName } from "@flashgate/stack";
+import { adminConnection, connectorFile, connectorsDir, databaseName } from "@flashgate/stack";
 import { type AppProcess, createSale, eventually, freshIds, testContext } from "@flashgate/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -34,7 +34,7 @@ describe("flashgate connectors", () => {
   });
 
   it("validate names a wrong property with Connect's reason", async () => {
-    const config = JSON.parse(readFileSync(join(connectorsDir, "flashgate-mariadb.json"), "utf8"));
+    const config = JSON.parse(readFileSync(join(connectorsDir, connectorFile(testContext())), "utf8"));
     config.config["snapshot.mode"] = "sometimes";
     const file = join(mkdtempSync(join(tmpdir(), "fg-")), "broken.json");
     writeFileSync(file, JSON.stringify(config));

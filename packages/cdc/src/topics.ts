@@ -1,4 +1,4 @@
-/** Topic layout of the flashgate-sale connector (connectors/flashgate-mariadb.json). */
+/** Topic layout of the flashgate-sale connector (connectors/flashgate-mysql.json and flashgate-mariadb.json). */
 export const topics = {
   /** sale_stock and sale_order, keyed by (activity_id, sku_id): one SKU's changes stay in commit order. */
   sale: "flashgate.sale",

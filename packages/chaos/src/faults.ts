@@ -21,7 +21,7 @@ interface Fault {
   heal: (targets: FaultTargets) => Promise<void>;
 }
 
-type StackProcess = "kafka" | "connect" | "redis" | "mariadb";
+type StackProcess = "kafka" | "connect" | "redis" | "database";
 
 const stackPid = (ctx: StackContext, name: StackProcess) =>
   Number.parseInt(readFileSync(join(ctx.paths.pids, `${name}.pid`), "utf8"), 10);
@@ -92,7 +92,7 @@ export const faults = {
     rmSync(join(ctx.paths.redisData, "appendonlydir"), { recursive: true, force: true }),
   ),
   // The database crashes and recovers (InnoDB crash recovery); Debezium must reconnect on its own.
-  "restart-database": serverCrash("mariadb"),
+  "restart-database": serverCrash("database"),
   "redis-oom": {
     inject: async (t) => void (await t.redis.config("SET", "maxmemory", "1")),
     heal: async (t) => void (await t.redis.config("SET", "maxmemory", "0")),

@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { appEnv, consoleProgress, down, repoRoot, stackContext, up } from "@flashgate/stack";
+import { parseConfig, stackConfigSchema } from "@flashgate/config";
+import { appEnv, consoleProgress, down, repoRoot, sideStackHome, stackContext, up } from "@flashgate/stack";
 import { profiles } from "./profiles.ts";
 import { runChaos } from "./run.ts";
 
@@ -21,10 +22,12 @@ if (!Number.isSafeInteger(seed) || !(profile.durationMs > 0)) {
   process.exit(2);
 }
 
+const engine = parseConfig(stackConfigSchema.pick({ FLASHGATE_DB: true }), process.env).FLASHGATE_DB;
 // The chaos stack has its own ports and data dir: faults here never reach a dev, test or bench stack.
 const stack = {
-  FLASHGATE_HOME: join(repoRoot, ".flashgate-chaos"),
-  FLASHGATE_MARIADB_PORT: "33307",
+  FLASHGATE_HOME: sideStackHome("chaos", engine),
+  FLASHGATE_DB: engine,
+  FLASHGATE_DB_PORT: "33307",
   FLASHGATE_REDIS_PORT: "36380",
   FLASHGATE_KAFKA_PORT: "39092",
   FLASHGATE_KAFKA_CONTROLLER_PORT: "39093",

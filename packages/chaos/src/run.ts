@@ -128,13 +128,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const pool = createPool(env.DATABASE_URL, { connectionLimit: 4 });
   const redis = withScripts(new Redis(env.REDIS_URL, { maxRetriesPerRequest: 2 }));
   redis.on("error", () => {});
-  const databaseLink = await startTcpProxy(ctx.config.FLASHGATE_MARIADB_PORT);
+  const databaseLink = await startTcpProxy(ctx.config.FLASHGATE_DB_PORT);
   const api = appProcess("purchase-api", ports.api, {
     ...env,
-    DATABASE_URL: env.DATABASE_URL.replace(
-      `:${ctx.config.FLASHGATE_MARIADB_PORT}/`,
-      `:${databaseLink.port}/`,
-    ),
+    DATABASE_URL: env.DATABASE_URL.replace(`:${ctx.config.FLASHGATE_DB_PORT}/`, `:${databaseLink.port}/`),
     RATE_LIMIT: "1000",
   });
   const maintainer = appProcess("cache-maintainer", ports.maintainer, { ...env, EXPIRY_INTERVAL_MS: "500" });

@@ -1,3 +1,10 @@
 export { port, secret, url } from "./fields.ts";
 export { ConfigError, parseConfig } from "./parse.ts";
-export { type StackConfig, stackConfigSchema, stackPorts, testStackPorts } from "./stack.ts";
+export {
+  type DatabaseEngine,
+  databaseEngines,
+  type StackConfig,
+  stackConfigSchema,
+  stackPorts,
+  testStackPorts,
+} from "./stack.ts";

@@ -6,7 +6,8 @@ describe("parseConfig", () => {
   it("applies defaults and coerces numbers", () => {
     const config = parseConfig(stackConfigSchema, { FLASHGATE_REDIS_PORT: "7000" });
     expect(config.FLASHGATE_REDIS_PORT).toBe(7000);
-    expect(config.FLASHGATE_MARIADB_PORT).toBe(3307);
+    expect(config.FLASHGATE_DB_PORT).toBe(3307);
+    expect(config.FLASHGATE_DB).toBe("mysql");
   });
 
   it("names the variable of a bad value", () => {
@@ -14,6 +15,7 @@ describe("parseConfig", () => {
     expect(() => parseConfig(stackConfigSchema, { FLASHGATE_KAFKA_PORT: "70000" })).toThrow(
       /FLASHGATE_KAFKA_PORT/,
     );
+    expect(() => parseConfig(stackConfigSchema, { FLASHGATE_DB: "postgres" })).toThrow(/FLASHGATE_DB/);
     expect(() => parseConfig(stackConfigSchema, { FLASHGATE_CONNECT_HEAP: "lots" })).toThrow(
       /FLASHGATE_CONNECT_HEAP: must look like 512m/,
     );

@@ -3,7 +3,7 @@ import { port } from "./fields.ts";
 
 /** Default ports of the dev stack (docs/architecture.md, Stacks and ports). */
 export const stackPorts = {
-  mariadb: 3307,
+  database: 3307,
   redis: 6380,
   kafka: 9092,
   kafkaController: 9093,
@@ -15,7 +15,7 @@ export const stackPorts = {
 
 /** The test stack's own set, so tests never touch a running dev stack. */
 export const testStackPorts = {
-  mariadb: 13307,
+  database: 13307,
   redis: 16380,
   kafka: 19092,
   kafkaController: 19093,
@@ -25,9 +25,14 @@ export const testStackPorts = {
   dashboard: 18084,
 } as const;
 
+/** The database engines the stack can run; MySQL 8 is what production runs. */
+export const databaseEngines = ["mysql", "mariadb"] as const;
+export type DatabaseEngine = (typeof databaseEngines)[number];
+
 export const stackConfigSchema = z.object({
   FLASHGATE_HOME: z.string().min(1).optional(),
-  FLASHGATE_MARIADB_PORT: port(stackPorts.mariadb),
+  FLASHGATE_DB: z.enum(databaseEngines).default("mysql"),
+  FLASHGATE_DB_PORT: port(stackPorts.database),
   FLASHGATE_REDIS_PORT: port(stackPorts.redis),
   FLASHGATE_KAFKA_PORT: port(stackPorts.kafka),
   FLASHGATE_KAFKA_CONTROLLER_PORT: port(stackPorts.kafkaController),

@@ -136,10 +136,12 @@ export function connectClient(baseUrl: string) {
           "invalid_config",
           `validation refused (${result.status}): ${JSON.stringify(result.body)}`,
         );
-      const configs = (result.body as { configs: { value: { name: string; errors: string[] } }[] }).configs;
-      return configs
-        .filter((c) => c.value.errors.length > 0)
-        .map((c) => ({ name: c.value.name, errors: c.value.errors }));
+      // An internal property may come back without a value (MySQL connector 3.6: internal.legacy.snapshot.max.threads).
+      const configs = (result.body as { configs: { value: { name: string; errors: string[] } | null }[] })
+        .configs;
+      return configs.flatMap(({ value }) =>
+        value && value.errors.length > 0 ? [{ name: value.name, errors: value.errors }] : [],
+      );
     },
     /** Creates or updates (PUT is idempotent); reports whether anything changed. */
     async put(connector: ConnectorFile): Promise<{ changed: boolean }> {

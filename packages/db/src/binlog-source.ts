@@ -10,9 +10,21 @@ export interface BinlogSource extends BinlogCoordinates {
   identity: string;
 }
 
+const PARSE_ERROR = 1064;
+/** MySQL 8.4 removed SHOW MASTER STATUS for SHOW BINARY LOG STATUS, which MariaDB and MySQL 8.0 lack. */
+let statusStatement = "SHOW MASTER STATUS";
+
 /** Where the binlog stands now: the one place that asks the server for it. */
 export async function binlogCoordinates(db: Pool | PoolConnection): Promise<BinlogCoordinates> {
-  const [status] = await db.query<RowDataPacket[]>("SHOW MASTER STATUS");
+  let status: RowDataPacket[];
+  try {
+    [status] = await db.query<RowDataPacket[]>(statusStatement);
+  } catch (error) {
+    if (statusStatement === "SHOW BINARY LOG STATUS" || (error as { errno?: number }).errno !== PARSE_ERROR)
+      throw error;
+    statusStatement = "SHOW BINARY LOG STATUS";
+    [status] = await db.query<RowDataPacket[]>(statusStatement);
+  }
   if (!status[0]) throw new Error("binary logging is off: the cache cannot be fenced by position");
   return { file: String(status[0].File), pos: Number(status[0].Position) };
 }

@@ -1,12 +1,12 @@
 export { appEnv } from "./components/app.ts";
 export { connectorEnv, connectUrl } from "./components/connect.ts";
+export { adminConnection } from "./components/database.ts";
 export { kafkaBootstrap } from "./components/kafka.ts";
-export { adminConnection } from "./components/mariadb.ts";
 export { redisUrl } from "./components/redis.ts";
 export type { Component, StackContext } from "./context.ts";
 export { databaseName } from "./context.ts";
 export { isPortOpen } from "./net.ts";
-export { connectorsDir, defaultHome, repoRoot, stackPaths } from "./paths.ts";
+export { connectorsDir, defaultHome, repoRoot, sideStackHome, stackPaths } from "./paths.ts";
 export { consoleProgress, type Progress, silentProgress } from "./progress.ts";
 export type { StackSecrets } from "./secrets.ts";
 export * from "./stack.ts";

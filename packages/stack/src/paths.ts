@@ -1,5 +1,6 @@
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { DatabaseEngine } from "@flashgate/config";
 
 /** The repository root, found from this file so commands work from any directory. */
 export const repoRoot = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
@@ -7,6 +8,13 @@ export const repoRoot = resolve(fileURLToPath(new URL("../../..", import.meta.ur
 export const connectorsDir = join(repoRoot, "connectors");
 
 export const defaultHome = join(repoRoot, ".flashgate");
+
+/**
+ * The test, bench and chaos stacks live beside the dev stack, one home per engine, so that running the
+ * suites on both engines never hands one engine's Kafka offsets to the other's connector.
+ */
+export const sideStackHome = (stack: "test" | "bench" | "chaos", engine: DatabaseEngine) =>
+  join(repoRoot, `.flashgate-${stack}`, engine);
 
 export type StackPaths = ReturnType<typeof stackPaths>;
 
@@ -23,8 +31,8 @@ export function stackPaths(home: string, jars = join(repoRoot, ".flashgate", "ja
     logs: join(home, "logs"),
     pids: join(home, "pids"),
     config: join(home, "config"),
-    mariadbData: join(home, "mariadb"),
-    mariadbSocket: join(home, "mariadb.sock"),
+    /** Which database engine this home's state belongs to (its binlog positions are in Kafka). */
+    engine: join(home, "engine"),
     redisData: join(home, "redis"),
     kafkaData: join(home, "kafka"),
     connectData: join(home, "connect"),

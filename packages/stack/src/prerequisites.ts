@@ -1,8 +1,11 @@
 import { spawnSync } from "node:child_process";
+import type { DatabaseEngine } from "@flashgate/config";
 import { StackError } from "./wait.ts";
 
 interface Prerequisite {
   command: string;
+  /** Only this engine needs it; the others need it whatever the engine. */
+  engine?: DatabaseEngine;
   versionArgs: string[];
   install: string;
   check?: (output: string) => string | undefined;
@@ -22,15 +25,27 @@ const prerequisites: Prerequisite[] = [
     check: javaAtLeast17,
   },
   { command: "mvn", versionArgs: ["-v"], install: "apt-get install -y maven" },
-  { command: "mariadbd", versionArgs: ["--version"], install: "apt-get install -y mariadb-server" },
-  { command: "mariadb-install-db", versionArgs: ["--help"], install: "apt-get install -y mariadb-server" },
+  // MySQL's server is unpacked from a jar; MariaDB's comes from the system.
+  { command: "unzip", versionArgs: ["-v"], install: "apt-get install -y unzip", engine: "mysql" },
+  {
+    command: "mariadbd",
+    versionArgs: ["--version"],
+    install: "apt-get install -y mariadb-server",
+    engine: "mariadb",
+  },
+  {
+    command: "mariadb-install-db",
+    versionArgs: ["--help"],
+    install: "apt-get install -y mariadb-server",
+    engine: "mariadb",
+  },
   { command: "redis-server", versionArgs: ["--version"], install: "apt-get install -y redis-server" },
 ];
 
 /** Stops with one line naming the first missing tool and how to install it. */
-export function checkPrerequisites(needed: string[] = prerequisites.map((p) => p.command)): void {
-  const path = `${process.env.PATH ?? ""}:/usr/sbin:/usr/local/sbin`;
-  for (const prerequisite of prerequisites.filter((p) => needed.includes(p.command))) {
+export function checkPrerequisites(engine: DatabaseEngine): void {
+  const path = sbinPath();
+  for (const prerequisite of prerequisites.filter((p) => (p.engine ?? engine) === engine)) {
     const result = spawnSync(prerequisite.command, prerequisite.versionArgs, {
       encoding: "utf8",
       env: { ...process.env, PATH: path },

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 
 export interface StackSecrets {
-  mariadbRootPassword: string;
+  databaseRootPassword: string;
   appDbPassword: string;
   redisPassword: string;
   debeziumDbPassword: string;
@@ -15,7 +15,7 @@ export interface StackSecrets {
 const generate = (): StackSecrets => {
   const token = () => randomBytes(24).toString("base64url");
   return {
-    mariadbRootPassword: token(),
+    databaseRootPassword: token(),
     appDbPassword: token(),
     redisPassword: token(),
     debeziumDbPassword: token(),
@@ -27,9 +27,19 @@ const generate = (): StackSecrets => {
 
 /** Local secrets are generated on first start, kept private to the user, and never committed (.flashgate/ is ignored). */
 export function loadSecrets(file: string): StackSecrets {
-  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8")) as StackSecrets;
-  mkdirSync(dirname(file), { recursive: true });
-  const secrets = generate();
-  writeFileSync(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  const stored: Partial<StackSecrets> & { mariadbRootPassword?: string } = existsSync(file)
+    ? JSON.parse(readFileSync(file, "utf8"))
+    : {};
+  // A home made before MySQL became the default named its root password after MariaDB.
+  const { mariadbRootPassword, ...kept } = stored;
+  const secrets: StackSecrets = {
+    ...generate(),
+    ...(mariadbRootPassword ? { databaseRootPassword: mariadbRootPassword } : {}),
+    ...kept,
+  };
+  if (JSON.stringify(secrets) !== JSON.stringify(stored)) {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  }
   return secrets;
 }

@@ -1,12 +1,12 @@
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseConfig, type StackConfig, stackConfigSchema } from "@flashgate/config";
 import { connectClient, isRunning, readConnectorFile } from "@flashgate/connect";
 import { migrate } from "@flashgate/db";
 import { appComponent } from "./components/app.ts";
 import { connect, connectUrl } from "./components/connect.ts";
+import { adminConnection, database } from "./components/database.ts";
 import { kafka } from "./components/kafka.ts";
-import { adminConnection, mariadb } from "./components/mariadb.ts";
 import { redis } from "./components/redis.ts";
 import { appDbUser, type Component, databaseName, debeziumDbUser, type StackContext } from "./context.ts";
 import { ensureJars } from "./jars.ts";
@@ -18,7 +18,7 @@ import { consoleProgress, type Progress } from "./progress.ts";
 import { loadSecrets } from "./secrets.ts";
 import { StackError } from "./wait.ts";
 
-export const infrastructure: Component[] = [mariadb, redis, kafka, connect];
+export const infrastructure: Component[] = [database, redis, kafka, connect];
 export const apps: Component[] = [
   appComponent({
     name: "cache-maintainer",
@@ -29,7 +29,8 @@ export const apps: Component[] = [
   appComponent({ name: "dashboard", dir: "dashboard", portVariable: "FLASHGATE_DASHBOARD_PORT" }),
 ];
 
-export const connectorFile = "flashgate-mariadb.json";
+/** The Debezium connector for the stack's engine (connectors/). */
+export const connectorFile = (ctx: StackContext) => `flashgate-${ctx.config.FLASHGATE_DB}.json`;
 
 export interface StackOptions {
   env?: Record<string, string | undefined>;
@@ -55,7 +56,8 @@ export interface UpOptions {
 
 /** Starts what is not running yet, in dependency order, and returns the names it started. */
 export async function up(ctx: StackContext, options: UpOptions = {}): Promise<string[]> {
-  checkPrerequisites();
+  checkPrerequisites(ctx.config.FLASHGATE_DB);
+  checkEngine(ctx);
   await ensureJars(ctx.paths, ctx.progress);
   const started: string[] = [];
   const startIfNeeded = async (component: Component) => {
@@ -80,13 +82,33 @@ export async function up(ctx: StackContext, options: UpOptions = {}): Promise<st
   };
   for (const component of infrastructure) {
     await startIfNeeded(component);
-    if (component === mariadb) await runMigrations(ctx);
+    if (component === database) await runMigrations(ctx);
   }
   await registerConnector(ctx);
   if (options.withApps ?? true) {
     for (const app of apps.filter((a) => a.present?.() ?? true)) await startIfNeeded(app);
   }
   return started;
+}
+
+/**
+ * One home holds one engine's state: Kafka keeps the connector's binlog offsets and the topics hold its
+ * changes, which mean nothing to the other engine. A home from before the engine was recorded is MariaDB's.
+ */
+function checkEngine(ctx: StackContext) {
+  const { paths, config } = ctx;
+  const recorded = existsSync(paths.engine)
+    ? readFileSync(paths.engine, "utf8").trim()
+    : existsSync(join(paths.home, "mariadb"))
+      ? "mariadb"
+      : undefined;
+  if (recorded && recorded !== config.FLASHGATE_DB)
+    throw new StackError(
+      `${paths.home} holds a ${recorded} stack, not ${config.FLASHGATE_DB}: set FLASHGATE_DB=${recorded}, ` +
+        "choose another FLASHGATE_HOME, or remove it with `flashgate down --purge`",
+    );
+  mkdirSync(paths.home, { recursive: true });
+  writeFileSync(paths.engine, `${config.FLASHGATE_DB}\n`);
 }
 
 export async function runMigrations(ctx: StackContext) {
@@ -105,7 +127,7 @@ export async function runMigrations(ctx: StackContext) {
 }
 
 export async function registerConnector(ctx: StackContext) {
-  const connector = readConnectorFile(ctx.paths.connectorsDir, connectorFile);
+  const connector = readConnectorFile(ctx.paths.connectorsDir, connectorFile(ctx));
   const step = ctx.progress.step(`connector ${connector.name}`);
   const client = connectClient(connectUrl(ctx));
   const { changed } = await client.put(connector);
@@ -169,7 +191,7 @@ export async function status(ctx: StackContext): Promise<ComponentStatus[]> {
 export function endpoints(ctx: StackContext): Record<string, string> {
   const { config } = ctx;
   const list: Record<string, string> = {
-    mariadb: `mysql://127.0.0.1:${config.FLASHGATE_MARIADB_PORT}/${databaseName}`,
+    [config.FLASHGATE_DB]: `mysql://127.0.0.1:${config.FLASHGATE_DB_PORT}/${databaseName}`,
     redis: `redis://127.0.0.1:${config.FLASHGATE_REDIS_PORT}`,
     kafka: `127.0.0.1:${config.FLASHGATE_KAFKA_PORT}`,
     connect: connectUrl(ctx),

@@ -1,11 +1,17 @@
-import { join } from "node:path";
-import { testStackPorts } from "@flashgate/config";
-import { repoRoot } from "@flashgate/stack";
+import { parseConfig, stackConfigSchema, testStackPorts } from "@flashgate/config";
+import { sideStackHome } from "@flashgate/stack";
+
+/** MySQL 8 unless FLASHGATE_DB=mariadb: CI runs the suite once on each. */
+export const testEngine = parseConfig(
+  stackConfigSchema.pick({ FLASHGATE_DB: true }),
+  process.env,
+).FLASHGATE_DB;
 
 /** The test stack lives on its own ports and data dir, so `npm test` never touches a developer's stack. */
 export const testStackEnv: Record<string, string> = {
-  FLASHGATE_HOME: join(repoRoot, ".flashgate-test"),
-  FLASHGATE_MARIADB_PORT: String(testStackPorts.mariadb),
+  FLASHGATE_HOME: sideStackHome("test", testEngine),
+  FLASHGATE_DB: testEngine,
+  FLASHGATE_DB_PORT: String(testStackPorts.database),
   FLASHGATE_REDIS_PORT: String(testStackPorts.redis),
   FLASHGATE_KAFKA_PORT: String(testStackPorts.kafka),
   FLASHGATE_KAFKA_CONTROLLER_PORT: String(testStackPorts.kafkaController),

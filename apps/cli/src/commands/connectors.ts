@@ -16,14 +16,13 @@ import { createPool } from "@flashgate/db";
 import {
   appEnv,
   connectorEnv,
+  connectorFile,
   connectorsDir,
   connectUrl,
   databaseName,
   stackContext,
 } from "@flashgate/stack";
 import type { Command } from "commander";
-
-const defaultFile = "flashgate-mariadb";
 
 interface Common {
   connectUrl?: string;
@@ -44,7 +43,7 @@ const placeholderEnv = () => ({ ...connectorEnv(stackContext()), ...process.env 
 const fileFor = (name: string | undefined) =>
   name?.includes("/")
     ? readConnectorFile(dirname(name), basename(name))
-    : readConnectorFile(connectorsDir, name ?? defaultFile);
+    : readConnectorFile(connectorsDir, name ?? connectorFile(stackContext()));
 
 function statusLines(status: Awaited<ReturnType<ConnectClient["status"]>>): string {
   const lines = [`${status.name}: connector ${status.connector.state} on ${status.connector.worker_id}`];

@@ -4,7 +4,9 @@ import type { Command } from "commander";
 export function registerStackCommands(program: Command) {
   program
     .command("up")
-    .description("start MariaDB, Redis, Kafka, Kafka Connect + Debezium, the connector and the apps")
+    .description(
+      "start MySQL 8 (or MariaDB: FLASHGATE_DB), Redis, Kafka, Kafka Connect + Debezium, the connector and the apps",
+    )
     .option("--detach", "return once everything runs, leaving it in the background")
     .option("--no-apps", "start the infrastructure only")
     .action(async (options: { detach?: boolean; apps: boolean }) => {

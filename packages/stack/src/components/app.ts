@@ -12,7 +12,7 @@ import { redisUrl } from "./redis.ts";
 
 /** The environment every flashgate app reads its config from; tests and `flashgate env` use the same. */
 export const appEnv = (ctx: StackContext): Record<string, string> => ({
-  DATABASE_URL: `mysql://${appDbUser}:${encodeURIComponent(ctx.secrets.appDbPassword)}@127.0.0.1:${ctx.config.FLASHGATE_MARIADB_PORT}/${databaseName}`,
+  DATABASE_URL: `mysql://${appDbUser}:${encodeURIComponent(ctx.secrets.appDbPassword)}@127.0.0.1:${ctx.config.FLASHGATE_DB_PORT}/${databaseName}`,
   REDIS_URL: redisUrl(ctx),
   KAFKA_BROKERS: kafkaBootstrap(ctx),
   KAFKA_CONNECT_URL: connectUrl(ctx),
