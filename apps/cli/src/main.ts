@@ -4,6 +4,7 @@ import { StackError } from "@flashgate/stack";
 import { Command } from "commander";
 import { registerConnectorCommands } from "./commands/connectors.ts";
 import { registerDriftCommands } from "./commands/drift.ts";
+import { registerMigrateCommand } from "./commands/migrate.ts";
 import { registerStackCommands } from "./commands/stack.ts";
 import { registerTokenCommand } from "./commands/token.ts";
 
@@ -20,6 +21,7 @@ const program = new Command("flashgate").description(
   "flashgate: flash sales with MySQL as the truth and a CDC-maintained Redis fast path",
 );
 registerStackCommands(program);
+registerMigrateCommand(program);
 registerTokenCommand(program);
 registerConnectorCommands(program);
 registerDriftCommands(program);

@@ -1,4 +1,4 @@
-import { isDatabaseUnreachable } from "@flashgate/db";
+import { isDatabaseUnavailable } from "@flashgate/db";
 
 export const errorStatus = {
   INVALID_REQUEST: 400,
@@ -77,12 +77,12 @@ export function problemReply(code: ErrorCode, detail: string, traceId: string, r
 }
 
 /**
- * The one rule from a thrown error to a reply: API errors say what is wrong, a lost database is a 503,
+ * The one rule from a thrown error to a reply: API errors say what is wrong, an unavailable database is a 503,
  * anything else is a 500 whose detail (stack, SQL) stays in the log, joined by trace id.
  */
 export function errorReply(error: unknown, traceId: string, logUnexpected: (error: unknown) => void): Reply {
   if (error instanceof ApiError) return problemReply(error.code, error.message, traceId, error.retryAfterS);
-  if (isDatabaseUnreachable(error))
+  if (isDatabaseUnavailable(error))
     return problemReply("UNAVAILABLE", "a dependency is unavailable", traceId, 2);
   logUnexpected(error);
   return problemReply("INTERNAL", "internal error", traceId);

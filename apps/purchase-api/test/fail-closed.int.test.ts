@@ -48,7 +48,7 @@ describe("fail closed", () => {
     ).toBe(50);
   });
 
-  it("answers 503 with MariaDB unreachable and frees the reservation once it returns", async () => {
+  it("answers 503 with the database unreachable and frees the reservation once it returns", async () => {
     const env = stackEnv();
     const dbUrl = new URL(env.DATABASE_URL);
     proxy = await startTcpProxy(Number(dbUrl.port));

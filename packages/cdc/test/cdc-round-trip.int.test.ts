@@ -3,7 +3,7 @@ import { freshIds, saleChangesOf, testContext } from "@flashgate/testkit";
 import { describe, expect, it } from "vitest";
 
 // Read by the Node client (@platformatic/kafka), parsed by this package's parseChange.
-describe("CDC round trip (MariaDB → Debezium → Kafka → Node)", () => {
+describe(`CDC round trip (${testContext().config.FLASHGATE_DB} → Debezium → Kafka → Node)`, () => {
   it("delivers an insert and an update of sale_stock with before/after/op, keyed by activity and SKU", async () => {
     const ctx = testContext();
     const { activityId, skuId } = freshIds();

@@ -1,4 +1,5 @@
 import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
+import { errnoOf, serverErrors } from "./errors.ts";
 
 export interface BinlogCoordinates {
   file: string;
@@ -10,7 +11,6 @@ export interface BinlogSource extends BinlogCoordinates {
   identity: string;
 }
 
-const PARSE_ERROR = 1064;
 /** MySQL 8.4 removed SHOW MASTER STATUS for SHOW BINARY LOG STATUS, which MariaDB and MySQL 8.0 lack. */
 let statusStatement = "SHOW MASTER STATUS";
 
@@ -20,8 +20,7 @@ export async function binlogCoordinates(db: Pool | PoolConnection): Promise<Binl
   try {
     [status] = await db.query<RowDataPacket[]>(statusStatement);
   } catch (error) {
-    if (statusStatement === "SHOW BINARY LOG STATUS" || (error as { errno?: number }).errno !== PARSE_ERROR)
-      throw error;
+    if (statusStatement === "SHOW BINARY LOG STATUS" || errnoOf(error) !== serverErrors.parse) throw error;
     statusStatement = "SHOW BINARY LOG STATUS";
     [status] = await db.query<RowDataPacket[]>(statusStatement);
   }

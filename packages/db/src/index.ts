@@ -1,4 +1,5 @@
-export { type BinlogSource, readBinlogSource } from "./binlog-source.ts";
+export { type BinlogSource, binlogCoordinates, readBinlogSource } from "./binlog-source.ts";
+export { isConnectionLoss, isDatabaseUnavailable, isDuplicateKey, serverErrors } from "./errors.ts";
 export {
   applyPayment,
   type CloseResult,
@@ -14,8 +15,6 @@ export { findBlockingOrder, findOrder, type Order, type OrderState, soldOutBuyer
 export { createPool, warmPool } from "./pool.ts";
 export {
   findReplay,
-  isConnectionLoss,
-  isDatabaseUnreachable,
   OutcomeUnknownError,
   type PurchaseDecision,
   type PurchaseInput,

@@ -1,4 +1,5 @@
 import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
+import { isDuplicateKey } from "./errors.ts";
 import { findOrder, type Order } from "./orders.ts";
 
 export type CloseResult =
@@ -76,8 +77,6 @@ export type PaymentResult =
   | { kind: "duplicate"; outcome: PaymentOutcome }
   | { kind: "unknown_order" };
 
-const DUPLICATE_KEY = 1062;
-
 /**
  * Applies a provider's payment event exactly once: the event row and its effect commit together, and
  * the order row is locked first, so a racing expiry either closed it before (refund) or waits.
@@ -132,7 +131,7 @@ export async function applyPayment(pool: Pool, event: PaymentEvent): Promise<Pay
       } as const;
     });
   } catch (error) {
-    if ((error as { errno?: number }).errno === DUPLICATE_KEY) return previous();
+    if (isDuplicateKey(error)) return previous();
     throw error;
   }
 }

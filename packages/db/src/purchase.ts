@@ -1,4 +1,5 @@
 import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
+import { isConnectionLoss, isDuplicateKey } from "./errors.ts";
 import { findBlockingOrder, findOrder, type Order, type OrderRow, orderColumns, toOrder } from "./orders.ts";
 
 export interface PurchaseInput {
@@ -21,8 +22,6 @@ export type PurchaseDecision =
 export class OutcomeUnknownError extends Error {
   override name = "OutcomeUnknownError";
 }
-
-const DUPLICATE_KEY = 1062;
 
 /**
  * The whole decision for N buyers of one SKU in one round trip, COMMIT included, so the hot stock row
@@ -150,7 +149,7 @@ async function decideOnConnection<T>(
     } catch (error) {
       if (isConnectionLoss(error)) throw error;
       await connection.query("ROLLBACK");
-      if ((error as { errno?: number }).errno === DUPLICATE_KEY) return await decide.duplicate(connection);
+      if (isDuplicateKey(error)) return await decide.duplicate(connection);
       throw error;
     }
     return await decide.committed(results, connection);
@@ -189,19 +188,3 @@ async function resolveConflict(connection: PoolConnection, input: PurchaseInput)
   const blocking = await findBlockingOrder(connection, input.activityId, input.skuId, input.userId);
   return blocking ? { kind: "already_purchased" } : { kind: "sold_out" };
 }
-
-const connectionLossCodes = new Set([
-  "PROTOCOL_CONNECTION_LOST",
-  "PROTOCOL_SEQUENCE_TIMEOUT",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EPIPE",
-]);
-
-/** The connection broke (or timed out) mid-conversation: whatever was sent may or may not have run. */
-export const isConnectionLoss = (error: unknown) =>
-  connectionLossCodes.has((error as { code?: string }).code ?? "");
-
-/** The database cannot be reached or was lost: a 503, never a 500. */
-export const isDatabaseUnreachable = (error: unknown) =>
-  isConnectionLoss(error) || (error as { code?: string }).code === "ECONNREFUSED";

@@ -6,7 +6,7 @@ import { createDecisionBatcher } from "../src/decision-batcher.ts";
 import { createOverloadGuard } from "../src/overload-guard.ts";
 import type { TransactionOutcome } from "../src/purchase.ts";
 
-describe("decision batcher (group commit on the hot row, real MariaDB)", () => {
+describe("decision batcher (group commit on the hot row, real database)", () => {
   let pool: Pool;
   beforeAll(() => {
     pool = createPool(stackEnv().DATABASE_URL, { connectionLimit: 4, multipleStatements: true });

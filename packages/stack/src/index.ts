@@ -4,7 +4,7 @@ export { adminConnection } from "./components/database.ts";
 export { kafkaBootstrap } from "./components/kafka.ts";
 export { redisUrl } from "./components/redis.ts";
 export type { Component, StackContext } from "./context.ts";
-export { databaseName } from "./context.ts";
+export { appDbUser, databaseName, debeziumDbUser } from "./context.ts";
 export { isPortOpen } from "./net.ts";
 export { connectorsDir, defaultHome, repoRoot, sideStackHome, stackPaths } from "./paths.ts";
 export { consoleProgress, type Progress, silentProgress } from "./progress.ts";

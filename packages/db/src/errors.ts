@@ -1,0 +1,44 @@
+/**
+ * Server error numbers flashgate acts on. MySQL 8 and MariaDB share them, so each is defined once here;
+ * the engine suite (packages/db/test/engine.int.test.ts) provokes every one on both engines.
+ */
+export const serverErrors = {
+  duplicateKey: 1062,
+  parse: 1064,
+  lockWaitTimeout: 1205,
+  deadlock: 1213,
+  /** --read-only / --super-read-only: a primary demoted during a failover, or a replica. */
+  readOnly: 1290,
+} as const;
+
+export const errnoOf = (error: unknown): number | undefined => (error as { errno?: number }).errno;
+
+export const isDuplicateKey = (error: unknown) => errnoOf(error) === serverErrors.duplicateKey;
+
+const connectionLossCodes = new Set([
+  "PROTOCOL_CONNECTION_LOST",
+  "PROTOCOL_SEQUENCE_TIMEOUT",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+]);
+
+/** The connection broke (or timed out) mid-conversation: whatever was sent may or may not have run. */
+export const isConnectionLoss = (error: unknown) =>
+  connectionLossCodes.has((error as { code?: string }).code ?? "");
+
+/** The server refused the statement as a whole: it rolled back, and a later attempt may succeed. */
+const refusedForNow = new Set<number>([
+  serverErrors.lockWaitTimeout,
+  serverErrors.deadlock,
+  serverErrors.readOnly,
+]);
+
+/**
+ * The database cannot take this now — unreachable, lost, read-only, or the statement lost a lock
+ * conflict: a 503 with Retry-After, never a 500.
+ */
+export const isDatabaseUnavailable = (error: unknown) =>
+  isConnectionLoss(error) ||
+  (error as { code?: string }).code === "ECONNREFUSED" ||
+  refusedForNow.has(errnoOf(error) ?? 0);

@@ -1,0 +1,177 @@
+import { connectClient, isRunning, readConnectorFile } from "@flashgate/connect";
+import {
+  binlogCoordinates,
+  createPool,
+  isDatabaseUnavailable,
+  isDuplicateKey,
+  serverErrors,
+} from "@flashgate/db";
+import { adminConnection, connectorFile, connectorsDir, connectUrl, databaseName } from "@flashgate/stack";
+import { freshIds, stackEnv, testContext } from "@flashgate/testkit";
+import type { Connection, Pool, RowDataPacket } from "mysql2/promise";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const engine = testContext().config.FLASHGATE_DB;
+
+/** Privileges granted ON *.* to a user, as a sorted list (MariaDB names REPLICATION CLIENT "BINLOG MONITOR"). */
+async function globalPrivileges(admin: Connection, user: string): Promise<string[]> {
+  const [rows] = await admin.query<RowDataPacket[]>("SHOW GRANTS FOR ?@'%'", [user]);
+  const line = rows.map((row) => String(Object.values(row)[0])).find((grant) => / ON \*\.\* TO /.test(grant));
+  const list = /^GRANT (.+) ON \*\.\* TO /.exec(line ?? "")?.[1] ?? "";
+  return list
+    .split(",")
+    .map((privilege) => privilege.trim().replace("BINLOG MONITOR", "REPLICATION CLIENT"))
+    .filter((privilege) => privilege !== "USAGE" && privilege !== "")
+    .sort();
+}
+
+const failureOf = async (statement: Promise<unknown>) =>
+  statement.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+describe(`the database as flashgate needs it (${engine})`, () => {
+  let admin: Connection;
+  let app: Pool;
+  beforeAll(async () => {
+    admin = await adminConnection(testContext());
+    await admin.query(`USE ${databaseName}`);
+    app = createPool(stackEnv().DATABASE_URL, { connectionLimit: 4 });
+  });
+  afterAll(async () => {
+    await app.end();
+    await admin.end();
+  });
+
+  it("logs every committed row change in full, synced to disk at each commit; GTIDs on MySQL", async () => {
+    const [rows] = await admin.query<RowDataPacket[]>(
+      `SHOW GLOBAL VARIABLES WHERE Variable_name IN ('version', 'log_bin', 'binlog_format', 'binlog_row_image',
+        'sync_binlog', 'innodb_flush_log_at_trx_commit', 'gtid_mode', 'enforce_gtid_consistency')`,
+    );
+    const settings = Object.fromEntries(rows.map((row) => [row.Variable_name, String(row.Value)]));
+    expect(settings).toMatchObject({
+      log_bin: "ON",
+      binlog_format: "ROW",
+      binlog_row_image: "FULL",
+      sync_binlog: "1",
+      innodb_flush_log_at_trx_commit: "1",
+    });
+    if (engine === "mysql") {
+      expect(settings.version).toMatch(/^8\./);
+      expect(settings).toMatchObject({ gtid_mode: "ON", enforce_gtid_consistency: "ON" });
+    } else {
+      expect(settings.version).toMatch(/MariaDB/);
+    }
+  });
+
+  it("gives Debezium exactly its documented grants and the app only the binlog coordinates", async () => {
+    expect(await globalPrivileges(admin, "debezium")).toEqual(
+      ["LOCK TABLES", "RELOAD", "REPLICATION CLIENT", "REPLICATION SLAVE", "SELECT", "SHOW DATABASES"].sort(),
+    );
+    expect(await globalPrivileges(admin, "flashgate")).toEqual(["REPLICATION CLIENT"]);
+    const coordinates = await binlogCoordinates(app);
+    expect(coordinates.file).toMatch(/\.\d+$/);
+    expect(coordinates.pos).toBeGreaterThan(0);
+    if (engine === "mysql") {
+      const [users] = await admin.query<RowDataPacket[]>(
+        "SELECT user, plugin FROM mysql.user WHERE user IN ('debezium', 'flashgate') ORDER BY user",
+      );
+      expect(users.map((row) => [row.user, row.plugin])).toEqual([
+        ["debezium", "caching_sha2_password"],
+        ["flashgate", "caching_sha2_password"],
+      ]);
+    }
+  });
+
+  it("refuses a negative stock by its CHECK constraint, whoever writes it", async () => {
+    const { activityId, skuId } = freshIds();
+    await app.query(
+      "INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES (?, ?, 1, 100, 'EUR')",
+      [activityId, skuId],
+    );
+    const error = await failureOf(
+      admin.query("UPDATE sale_stock SET available = available - 2 WHERE activity_id = ? AND sku_id = ?", [
+        activityId,
+        skuId,
+      ]),
+    );
+    // ER_CHECK_CONSTRAINT_VIOLATED (MySQL 3819) is ER_CONSTRAINT_FAILED (MariaDB 4025).
+    expect((error as { errno?: number }).errno).toBe(engine === "mysql" ? 3819 : 4025);
+    const [rows] = await app.query<RowDataPacket[]>(
+      "SELECT available FROM sale_stock WHERE activity_id = ? AND sku_id = ?",
+      [activityId, skuId],
+    );
+    expect(rows[0]?.available).toBe(1);
+    await admin.query("DELETE FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [activityId, skuId]);
+  });
+
+  it("names a duplicate key, a lock wait timeout and a deadlock with the numbers flashgate acts on", async () => {
+    const { activityId } = freshIds();
+    const rows = [activityId, activityId + 1];
+    for (const id of rows)
+      await app.query(
+        "INSERT INTO activity (id, name, starts_at, ends_at) VALUES (?, 'engine', NOW(3), NOW(3) + INTERVAL 1 HOUR)",
+        [id],
+      );
+    const duplicate = await failureOf(
+      app.query("INSERT INTO activity (id, name, starts_at, ends_at) VALUES (?, 'again', NOW(3), NOW(3))", [
+        activityId,
+      ]),
+    );
+    expect(isDuplicateKey(duplicate)).toBe(true);
+    expect(isDatabaseUnavailable(duplicate)).toBe(false);
+
+    const [a, b] = [await app.getConnection(), await app.getConnection()];
+    try {
+      await a.query("SET SESSION innodb_lock_wait_timeout = 1");
+      await b.query("SET SESSION innodb_lock_wait_timeout = 1");
+      await a.query("START TRANSACTION");
+      await a.query("UPDATE activity SET name = 'a' WHERE id = ?", [rows[0]]);
+      const lockWait = await failureOf(b.query("UPDATE activity SET name = 'b' WHERE id = ?", [rows[0]]));
+      expect((lockWait as { errno?: number }).errno).toBe(serverErrors.lockWaitTimeout);
+      expect(isDatabaseUnavailable(lockWait)).toBe(true);
+
+      await b.query("SET SESSION innodb_lock_wait_timeout = 20");
+      await b.query("START TRANSACTION");
+      await b.query("UPDATE activity SET name = 'b' WHERE id = ?", [rows[1]]);
+      // a waits for b's row while b asks for a's: InnoDB rolls one of them back at once.
+      const aWaits = failureOf(a.query("UPDATE activity SET name = 'a' WHERE id = ?", [rows[1]]));
+      const bWaits = failureOf(b.query("UPDATE activity SET name = 'b' WHERE id = ?", [rows[0]]));
+      const failures = (await Promise.all([aWaits, bWaits])).filter((error) => error !== undefined);
+      expect(failures.map((error) => (error as { errno?: number }).errno)).toContain(serverErrors.deadlock);
+      expect(failures.every(isDatabaseUnavailable)).toBe(true);
+    } finally {
+      for (const connection of [a, b]) {
+        await connection.query("ROLLBACK");
+        connection.release();
+      }
+      await admin.query("DELETE FROM activity WHERE id IN (?, ?)", rows);
+    }
+  });
+
+  it("answers a write on a read-only server (a demoted primary) as unavailable, not as a bug", async () => {
+    const connect = connectClient(connectUrl(testContext()));
+    const { name } = readConnectorFile(connectorsDir, connectorFile(testContext()));
+    // Debezium's heartbeat writes too: pause it so the read-only moment cannot fail its task.
+    await connect.pause(name);
+    await connect.waitUntil(name, (status) =>
+      status ? [status.connector, ...status.tasks].every((s) => s.state === "PAUSED") : false,
+    );
+    try {
+      await admin.query("SET GLOBAL read_only = ON");
+      const { activityId } = freshIds();
+      const error = await failureOf(
+        app.query("INSERT INTO activity (id, name, starts_at, ends_at) VALUES (?, 'ro', NOW(3), NOW(3))", [
+          activityId,
+        ]),
+      );
+      expect((error as { errno?: number }).errno).toBe(serverErrors.readOnly);
+      expect(isDatabaseUnavailable(error)).toBe(true);
+    } finally {
+      await admin.query("SET GLOBAL read_only = OFF");
+      await connect.resume(name);
+      await connect.waitUntil(name, isRunning);
+    }
+  });
+});
