@@ -5,7 +5,7 @@ import { withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
 import { down } from "@flashgate/stack";
 import { Redis } from "ioredis";
-import { machineFacts, startBenchStack } from "./lib/env.ts";
+import { databaseFacts, machineFacts, startBenchStack } from "./lib/env.ts";
 import { writeResult, writeResultsMarkdown } from "./lib/report.ts";
 import {
   type RunningSystem,
@@ -38,12 +38,15 @@ const wanted = (name: string) => !only || only.includes(name);
 const processesAt = args.indexOf("--processes");
 const processes = processesAt < 0 ? availableParallelism() : Number(args[processesAt + 1]);
 
-const facts = machineFacts();
+const { ctx, env } = await startBenchStack();
+const pool = createPool(env.DATABASE_URL, { connectionLimit: 16 });
+const engine = ctx.config.FLASHGATE_DB;
+const facts = machineFacts(await databaseFacts(pool, engine));
 process.stderr.write(
   `flashgate bench (${quick ? "quick" : "full"}, ${processes} server processes per design) on ${JSON.stringify(facts)}\n`,
 );
-const { ctx, env } = await startBenchStack();
-const pool = createPool(env.DATABASE_URL, { connectionLimit: 16 });
+// MySQL 8 is what production runs; a run on another engine is kept beside it for comparison.
+const resultName = (scenario: string) => (engine === "mysql" ? scenario : `${scenario}-${engine}`);
 const redis = withScripts(new Redis(env.REDIS_URL));
 const systems: Systems = {
   flashgate: await startFlashgate(env, processes),
@@ -62,28 +65,28 @@ try {
     };
     process.stderr.write(`▸ storm ${JSON.stringify(profile)}\n`);
     process.stderr.write(
-      `  → ${writeResult("storm", { facts, ...(await storm(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,
+      `  → ${writeResult(resultName("storm"), { facts, ...(await storm(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,
     );
   }
   if (wanted("drift")) {
     process.stderr.write("▸ drift\n");
     process.stderr.write(
-      `  → ${writeResult("drift", { facts, ...(await driftScenario(systems, pool, redis, env.AUTH_JWT_SECRET, quick ? 10 : 30)) })}\n`,
+      `  → ${writeResult(resultName("drift"), { facts, ...(await driftScenario(systems, pool, redis, env.AUTH_JWT_SECRET, quick ? 10 : 30)) })}\n`,
     );
   }
   if (wanted("lag")) {
     process.stderr.write("▸ CDC lag\n");
     process.stderr.write(
-      `  → ${writeResult("lag", { facts, ...(await lagScenario(pool, systems.flashgate.maintainerUrl, [250, 500, 1000, 2000], quick ? 5 : 15)) })}\n`,
+      `  → ${writeResult(resultName("lag"), { facts, ...(await lagScenario(pool, systems.flashgate.maintainerUrl, [250, 500, 1000, 2000], quick ? 5 : 15)) })}\n`,
     );
   }
   if (wanted("micro")) {
     process.stderr.write("▸ micro ceilings\n");
     process.stderr.write(
-      `  → ${writeResult("micro", { facts, ...(await microScenario(systems, pool, redis, env.REDIS_URL, env.AUTH_JWT_SECRET, quick ? 20_000 : 60_000)) })}\n`,
+      `  → ${writeResult(resultName("micro"), { facts, ...(await microScenario(systems, pool, redis, env.REDIS_URL, env.AUTH_JWT_SECRET, quick ? 20_000 : 60_000)) })}\n`,
     );
   }
-  writeResultsMarkdown(facts);
+  writeResultsMarkdown();
   process.stderr.write("bench/RESULTS.md updated\n");
 } finally {
   for (const system of Object.values(systems)) await system.stop();

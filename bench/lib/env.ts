@@ -9,6 +9,7 @@ import {
   stackContext,
   up,
 } from "@flashgate/stack";
+import type { Pool, RowDataPacket } from "mysql2/promise";
 
 /** The bench stack has its own ports and data dir, so a run never disturbs a dev or test stack. */
 const engine = parseConfig(stackConfigSchema.pick({ FLASHGATE_DB: true }), process.env).FLASHGATE_DB;
@@ -26,6 +27,14 @@ export const benchStackEnv: Record<string, string> = {
   FLASHGATE_DASHBOARD_PORT: "28084",
 };
 
+export async function databaseFacts(pool: Pool, engine: string): Promise<string> {
+  const [rows] = await pool.query<RowDataPacket[]>(
+    "SELECT VERSION() AS version, @@sync_binlog AS sync_binlog, @@innodb_flush_log_at_trx_commit AS flush",
+  );
+  const { version, sync_binlog, flush } = rows[0] ?? {};
+  return `${engine} ${version} (sync_binlog=${sync_binlog}, innodb_flush_log_at_trx_commit=${flush})`;
+}
+
 export async function startBenchStack(): Promise<{ ctx: StackContext; env: Record<string, string> }> {
   const ctx = stackContext({ env: { ...process.env, ...benchStackEnv }, progress: consoleProgress() });
   await up(ctx, { withApps: false });
@@ -37,12 +46,13 @@ const version = (command: string, args: string[]) => {
   return `${result.stdout}${result.stderr}`.split("\n")[0].trim() || "unknown";
 };
 
-export function machineFacts() {
+/** `database` is the engine and the version the running server reports, durability settings included. */
+export function machineFacts(database: string) {
   return {
     cpus: `${cpus().length} × ${cpus()[0]?.model ?? "?"}`,
     memoryGiB: Math.round(totalmem() / 2 ** 30),
     node: process.version,
-    mariadb: version("mariadbd", ["--version"]),
+    database,
     redis: version("redis-server", ["--version"]),
     java: version("java", ["-version"]),
   };

@@ -52,9 +52,38 @@ const colors: Record<string, string> = {
   "mysql-only": "#8b949e",
 };
 
+type StormResult = { profile: Record<string, number>; results: ResultRow[]; facts?: Record<string, unknown> };
+
+/** One storm's table and its ratio to the MySQL-only baseline of the same run. */
+function stormTable(results: ResultRow[]): string[] {
+  const lines: string[] = [];
+  lines.push(
+    "| system | req/s | units sold | DB tx / unit sold | p50 / p99 / p99.9 ms (all) | p50 / p99 / p99.9 ms (201) | p50 / p99 / p99.9 ms (409 SOLD_OUT) | 503s | final drift | errors |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+  );
+  for (const r of results) {
+    const lat = (label: string) =>
+      r.latencyMs[label]
+        ? `${r.latencyMs[label].p50} / ${r.latencyMs[label].p99} / ${r.latencyMs[label].p999}`
+        : "–";
+    lines.push(
+      `| ${r.system} | ${r.requestsPerSecond} | ${r.unitsSold}${r.soldExactly ? "" : " ✗"} | ${r.transactionsPerUnitSold ?? "–"} | ${lat("all")} | ${lat("201")} | ${lat("409 SOLD_OUT")} | ${r.latencyMs["503 UNAVAILABLE"]?.count ?? 0} | ${r.finalDrift ?? "n/a"} | ${r.errors} |`,
+    );
+  }
+  const fg = results.find((r) => r.system === "flashgate");
+  const my = results.find((r) => r.system === "mysql-only");
+  if (fg && my)
+    lines.push(
+      "",
+      `flashgate / MySQL-only throughput: **${(fg.requestsPerSecond / my.requestsPerSecond).toFixed(1)}×** (goal ≥ 10×); p99 over all answers: flashgate ${fg.latencyMs.all?.p99 ?? "–"} ms vs MySQL-only ${my.latencyMs.all?.p99 ?? "–"} ms (goal: equal or better).`,
+    );
+  return lines;
+}
+
 /** Rewrites bench/RESULTS.md (and its SVG charts) from the newest result of each scenario. */
-export function writeResultsMarkdown(facts: Record<string, unknown>): void {
+export function writeResultsMarkdown(): void {
   const results = latest();
+  const facts = (results.storm?.data.facts ?? results.micro?.data.facts ?? {}) as Record<string, unknown>;
   const lines = [
     "# Benchmark results",
     "",
@@ -69,7 +98,7 @@ export function writeResultsMarkdown(facts: Record<string, unknown>): void {
     "",
   );
 
-  const storm = results.storm?.data as { profile: Record<string, number>; results: ResultRow[] } | undefined;
+  const storm = results.storm?.data as StormResult | undefined;
   if (storm) {
     lines.push(
       `## Storm (${results.storm.file})`,
@@ -77,26 +106,7 @@ export function writeResultsMarkdown(facts: Record<string, unknown>): void {
       `${storm.profile.units} units, ${storm.profile.requests} requests from ${storm.profile.users} users, ${storm.profile.connections} connections${storm.profile.processesPerSystem ? ` spread over ${storm.profile.processesPerSystem} server processes per system (one per core, ADR 0008)` : ", one server process per system"}; each system first serves an uncounted warm-up sale a tenth that size (other users).`,
       "",
     );
-    lines.push(
-      "| system | req/s | units sold | DB tx / unit sold | p50 / p99 / p99.9 ms (all) | p50 / p99 / p99.9 ms (201) | p50 / p99 / p99.9 ms (409 SOLD_OUT) | 503s | final drift | errors |",
-      "|---|---|---|---|---|---|---|---|---|---|",
-    );
-    for (const r of storm.results) {
-      const lat = (label: string) =>
-        r.latencyMs[label]
-          ? `${r.latencyMs[label].p50} / ${r.latencyMs[label].p99} / ${r.latencyMs[label].p999}`
-          : "–";
-      lines.push(
-        `| ${r.system} | ${r.requestsPerSecond} | ${r.unitsSold}${r.soldExactly ? "" : " ✗"} | ${r.transactionsPerUnitSold ?? "–"} | ${lat("all")} | ${lat("201")} | ${lat("409 SOLD_OUT")} | ${r.latencyMs["503 UNAVAILABLE"]?.count ?? 0} | ${r.finalDrift ?? "n/a"} | ${r.errors} |`,
-      );
-    }
-    const fg = storm.results.find((r) => r.system === "flashgate");
-    const my = storm.results.find((r) => r.system === "mysql-only");
-    if (fg && my)
-      lines.push(
-        "",
-        `flashgate / MySQL-only throughput: **${(fg.requestsPerSecond / my.requestsPerSecond).toFixed(1)}×** (goal ≥ 10×); p99 over all answers: flashgate ${fg.latencyMs.all?.p99 ?? "–"} ms vs MySQL-only ${my.latencyMs.all?.p99 ?? "–"} ms (goal: equal or better).`,
-      );
+    lines.push(...stormTable(storm.results));
     writeFileSync(
       join(repoRoot, "bench", "storm.svg"),
       barChart(
@@ -110,6 +120,21 @@ export function writeResultsMarkdown(facts: Record<string, unknown>): void {
       ),
     );
     lines.push("", "![storm throughput](storm.svg)", "");
+  }
+  const mariadb = results["storm-mariadb"]?.data as StormResult | undefined;
+  if (storm && mariadb) {
+    const flashgate = (run: StormResult) =>
+      run.results.find((r) => r.system === "flashgate")?.requestsPerSecond;
+    lines.push(
+      `### The same storm on MariaDB (${results["storm-mariadb"].file})`,
+      "",
+      `For comparison, on ${mariadb.facts?.database ?? "MariaDB"}, with the same profile and durability.`,
+      "",
+      ...stormTable(mariadb.results),
+      "",
+      `flashgate on MySQL / on MariaDB throughput: **${((flashgate(storm) ?? 0) / (flashgate(mariadb) ?? 1)).toFixed(2)}×**.`,
+      "",
+    );
   }
   const drift = results.drift?.data as { windowS: number; results: ResultRow[] } | undefined;
   if (drift) {
