@@ -7,7 +7,24 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["{apps,packages}/*/src/**/*.test.ts"],
-          exclude: ["**/*.int.test.ts", "**/node_modules/**"],
+          exclude: ["**/*.int.test.ts", "**/*.redis.test.ts", "**/*.db.test.ts", "**/node_modules/**"],
+        },
+      },
+      // The fast tiers: each against the one real part it uses, started alone (Lua on Redis, SQL on the database).
+      {
+        test: {
+          name: "redis",
+          include: ["{apps,packages}/*/src/**/*.redis.test.ts"],
+          globalSetup: ["packages/testkit/src/fast-tier-setup.ts"],
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: "database",
+          include: ["{apps,packages}/*/src/**/*.db.test.ts"],
+          globalSetup: ["packages/testkit/src/fast-tier-setup.ts"],
+          hookTimeout: 300_000,
         },
       },
       {

@@ -1,9 +1,7 @@
-import { JwtError, type JwtVerifier } from "@flashgate/auth";
+import { isId, JwtError, type JwtVerifier } from "@flashgate/auth";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env.ts";
 import { ApiError } from "./problem.ts";
-
-const userIdPattern = /^[1-9]\d{0,14}$/;
 
 function bearer(header: string | undefined): string {
   if (!header?.startsWith("Bearer ")) throw new ApiError("UNAUTHORIZED", "a Bearer token is required");
@@ -22,8 +20,7 @@ function verified(verify: JwtVerifier, token: string) {
 /** Storefront callers: HS256 JWT whose sub is the numeric user id; every order is bound to it. */
 export function authenticateUser(verify: JwtVerifier, authorization: string | undefined): string {
   const claims = verified(verify, bearer(authorization));
-  if (!userIdPattern.test(claims.sub))
-    throw new ApiError("UNAUTHORIZED", "invalid token: sub is not a user id");
+  if (!isId(claims.sub)) throw new ApiError("UNAUTHORIZED", "invalid token: sub is not a user id");
   return claims.sub;
 }
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { parseId } from "@flashgate/auth";
 import type { Context } from "hono";
 import type { z } from "zod";
 import { ApiError } from "./problem.ts";
@@ -70,9 +71,7 @@ export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Prom
 }
 
 export function pathId(c: Context, name: string): number {
-  const value = c.req.param(name) ?? "";
-  if (!/^[1-9]\d{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) {
-    throw new ApiError("INVALID_REQUEST", `${name} must be a positive integer`);
-  }
-  return Number(value);
+  const id = parseId(c.req.param(name) ?? "");
+  if (id === undefined) throw new ApiError("INVALID_REQUEST", `${name} must be a positive integer`);
+  return id;
 }

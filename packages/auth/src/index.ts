@@ -1,2 +1,3 @@
+export { isId, parseId } from "./ids.ts";
 export { createJwtVerifier, type JwtClaims, JwtError, type JwtVerifier, signJwt } from "./jwt.ts";
 export { type SignatureFailure, signPayload, verifyPayloadSignature } from "./signature.ts";

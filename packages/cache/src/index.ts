@@ -19,7 +19,7 @@ export {
   skuRef,
   unitsBackChannel,
 } from "./keys.ts";
-export { endedGraceMs, type LoadResult, loadSkuFromDatabase } from "./load-sku.ts";
+export { endedGraceMs, type LoadResult, loadSkuFromDatabase, writeSkuSnapshot } from "./load-sku.ts";
 export {
   appliedWatermarkKey,
   checkSku,

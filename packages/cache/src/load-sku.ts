@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { binlogPosition } from "@flashgate/cdc";
-import { readSkuSnapshot } from "@flashgate/db";
+import { readSkuSnapshot, type SkuSnapshot } from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
 import { activitySkusKey, buyerField, skuKeys, skuRef, unitsBackChannel } from "./keys.ts";
 import type { FlashgateRedis } from "./scripts.ts";
@@ -32,6 +32,17 @@ export async function loadSkuFromDatabase(
 ): Promise<LoadResult> {
   const snapshot = await readSkuSnapshot(pool, activityId, skuId);
   if (!snapshot) return "unknown_sku";
+  return writeSkuSnapshot(redis, activityId, skuId, snapshot, options);
+}
+
+/** The Redis half of a load: stages the read's buyers, then swaps the SKU's state in whole (load.lua). */
+export async function writeSkuSnapshot(
+  redis: FlashgateRedis,
+  activityId: number,
+  skuId: number,
+  snapshot: SkuSnapshot,
+  options: { force?: boolean } = {},
+): Promise<Exclude<LoadResult, "unknown_sku">> {
   if (snapshot.endsAt.getTime() + endedGraceMs <= Date.now()) return "ended";
   const keys = skuKeys(activityId, skuId);
   const staging = `${keys.loadPrefix}${randomUUID()}`;

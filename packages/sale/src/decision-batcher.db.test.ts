@@ -1,15 +1,15 @@
 import { createPool, placeOrder } from "@flashgate/db";
-import { createSale, freshIds, skuLedger, sold, stackEnv } from "@flashgate/testkit";
+import { createSale, fastDatabaseUrl, freshIds, skuLedger, sold } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDecisionBatcher } from "../src/decision-batcher.ts";
-import { createOverloadGuard } from "../src/overload-guard.ts";
-import type { TransactionOutcome } from "../src/purchase.ts";
+import { createDecisionBatcher } from "./decision-batcher.ts";
+import { createOverloadGuard } from "./overload-guard.ts";
+import type { TransactionOutcome } from "./purchase.ts";
 
 describe("decision batcher (group commit on the hot row, real database)", () => {
   let pool: Pool;
   beforeAll(() => {
-    pool = createPool(stackEnv().DATABASE_URL, { connectionLimit: 4, multipleStatements: true });
+    pool = createPool(fastDatabaseUrl(), { connectionLimit: 4, multipleStatements: true });
   });
   afterAll(async () => pool.end());
 

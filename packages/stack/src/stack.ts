@@ -52,6 +52,8 @@ export function stackContext(options: StackOptions = {}): StackContext {
 
 export interface UpOptions {
   withApps?: boolean;
+  /** Only these infrastructure components, no connector, no apps: the fast test tiers need Redis alone, or the database alone. */
+  only?: string[];
 }
 
 /** Starts what is not running yet, in dependency order, and returns the names it started. */
@@ -80,10 +82,11 @@ export async function up(ctx: StackContext, options: UpOptions = {}): Promise<st
     started.push(component.name);
     await component.start(ctx);
   };
-  for (const component of infrastructure) {
+  for (const component of infrastructure.filter((c) => options.only?.includes(c.name) ?? true)) {
     await startIfNeeded(component);
     if (component === database) await runMigrations(ctx);
   }
+  if (options.only) return started;
   await registerConnector(ctx);
   if (options.withApps ?? true) {
     for (const app of apps.filter((a) => a.present?.() ?? true)) await startIfNeeded(app);

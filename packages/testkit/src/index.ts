@@ -1,9 +1,9 @@
 export { adminToken, idempotencyKey, serveApp, userToken } from "./api-harness.ts";
-export { stackEnv, testContext } from "./env.ts";
+export { fastDatabaseUrl, fastRedisUrl, fastTierContext, stackEnv, testContext } from "./env.ts";
 export { eventually } from "./eventually.ts";
 export { freshIds } from "./ids.ts";
 export { type AppProcess, freePort, startAppProcess } from "./processes.ts";
 export { saleChangesOf } from "./sale-changes.ts";
 export { createSale, type SaleFixture, type SkuLedger, skuLedger, sold } from "./sale-fixture.ts";
 export { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
-export { testStackEnv } from "./test-stack.ts";
+export { testEngine, testStackEnv } from "./test-stack.ts";

@@ -1,3 +1,4 @@
+import { parseId } from "@flashgate/auth";
 import { reconcile, withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
 import { appEnv, stackContext } from "@flashgate/stack";
@@ -5,8 +6,9 @@ import { type Command, InvalidArgumentError } from "commander";
 import { Redis } from "ioredis";
 
 const positive = (value: string) => {
-  if (!/^[1-9]\d{0,15}$/.test(value)) throw new InvalidArgumentError("a positive integer");
-  return Number(value);
+  const id = parseId(value);
+  if (id === undefined) throw new InvalidArgumentError("a positive integer");
+  return id;
 };
 
 export function registerDriftCommands(program: Command) {

@@ -1,9 +1,10 @@
-import { signJwt } from "@flashgate/auth";
+import { isId, signJwt } from "@flashgate/auth";
 import { stackContext } from "@flashgate/stack";
 import { type Command, InvalidArgumentError } from "commander";
 
+/** Only ids the API accepts: a token it would refuse is no use to anyone. */
 const userId = (value: string) => {
-  if (!/^[1-9]\d{0,17}$/.test(value)) throw new InvalidArgumentError("a positive integer user id");
+  if (!isId(value)) throw new InvalidArgumentError("a positive integer user id (at most 2^53 − 1)");
   return value;
 };
 

@@ -37,8 +37,10 @@ for i, change in ipairs(changes) do
       -- The order exists now: the reservation that admitted it has done its job.
       redis.call('ZREM', KEYS[2], change.user)
       redis.call('HDEL', KEYS[3], change.user)
-    else
-      redis.call('HINCRBY', KEYS[1], 'buyers', -redis.call('HDEL', KEYS[1], buyer))
+    elseif redis.call('HDEL', KEYS[1], buyer) == 1 then
+      -- Only a buyer actually removed is counted: a change of an order that no longer blocks (a closed
+      -- order deleted or edited) removes nothing. (Negating HDEL's 0 would send "-0", which HINCRBY refuses.)
+      redis.call('HINCRBY', KEYS[1], 'buyers', -1)
     end
     redis.call('HSET', KEYS[1], 'pos', change.pos)
     applied = applied + 1

@@ -1,0 +1,12 @@
+/**
+ * The one rule for an id a caller names — a user (a token's `sub`), an activity, a SKU: a positive
+ * decimal integer that JavaScript holds exactly (≤ 2^53 − 1), written without a sign or leading zeros.
+ * The API, the CLI and the tokens the CLI mints all accept exactly these.
+ */
+export function parseId(text: string): number | undefined {
+  if (!/^[1-9]\d{0,15}$/.test(text)) return undefined;
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : undefined;
+}
+
+export const isId = (text: string) => parseId(text) !== undefined;

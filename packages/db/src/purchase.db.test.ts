@@ -1,0 +1,113 @@
+import { createSale, fastDatabaseUrl, freshIds, type SaleFixture, skuLedger } from "@flashgate/testkit";
+import type { Pool } from "mysql2/promise";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closeExpiredOrders, closeOrder } from "./lifecycle.ts";
+import { createPool } from "./pool.ts";
+import { type PurchaseDecision, placeOrder, placeOrders } from "./purchase.ts";
+
+describe("the purchase decision in SQL, on the database alone", () => {
+  let pool: Pool;
+  beforeAll(() => {
+    pool = createPool(fastDatabaseUrl(), { connectionLimit: 4, multipleStatements: true });
+  });
+  afterAll(async () => pool.end());
+
+  const sale = async (units: number, fields: Partial<SaleFixture> = {}) => {
+    const ids = freshIds();
+    await createSale(pool, { ...ids, units, ...fields });
+    // Keys are global in the database (it outlives a run): each sale's keys carry its activity id.
+    const buy = (user: number, key = String(user)) =>
+      placeOrder(pool, { ...ids, userId: String(user), requestId: `k-${ids.activityId}-${key}` });
+    return { ids, buy };
+  };
+
+  it("creates a PENDING order priced from the stock row, due after the activity's payment timeout", async () => {
+    const { ids, buy } = await sale(2, { priceCents: 4200, paymentTimeoutS: 600 });
+    const decision = await buy(1);
+    expect(decision.kind).toBe("created");
+    const { order } = decision as Extract<PurchaseDecision, { kind: "created" }>;
+    expect(order).toMatchObject({ state: "PENDING", amountCents: 4200, currency: "EUR" });
+    expect(order.expiresAt.getTime() - order.createdAt.getTime()).toBe(600_000);
+    expect((await skuLedger(pool, ids.activityId, ids.skuId)).available).toBe(1);
+  });
+
+  it("answers a retry with its order, another user's use of the key as a reuse, a second key of the buyer as already purchased", async () => {
+    const { buy } = await sale(5);
+    const first = await buy(1, "key-a");
+    expect(first.kind).toBe("created");
+    expect(await buy(1, "key-a")).toEqual({ kind: "replayed", order: (first as { order: unknown }).order });
+    expect(await buy(2, "key-a")).toEqual({ kind: "key_reused" });
+    expect(await buy(1, "key-b")).toEqual({ kind: "already_purchased" });
+  });
+
+  it("a retry of the purchase that took the last unit gets its order, not sold out", async () => {
+    const { buy } = await sale(1);
+    const first = await buy(1, "last");
+    expect(await buy(1, "last")).toEqual({ kind: "replayed", order: (first as { order: unknown }).order });
+    expect(await buy(2)).toEqual({ kind: "sold_out" });
+  });
+
+  it("refuses outside the window and for an unknown SKU, and leaves the stock alone", async () => {
+    const early = await sale(3, { startsAt: new Date(Date.now() + 60_000) });
+    expect(await early.buy(1)).toEqual({ kind: "not_open" });
+    const late = await sale(3, { endsAt: new Date(Date.now() - 1) });
+    expect(await late.buy(1)).toEqual({ kind: "not_open" });
+    expect((await skuLedger(pool, late.ids.activityId, late.ids.skuId)).available).toBe(3);
+    const ids = freshIds();
+    expect(await placeOrder(pool, { ...ids, userId: "1", requestId: `none-${ids.activityId}` })).toEqual({
+      kind: "unknown_sku",
+    });
+  });
+
+  it("decides a batch all or nothing: enough units for all, or no order and no decrement", async () => {
+    const batch = async (units: number) => {
+      const { ids, buy } = await sale(units);
+      const buyers = (n: number) =>
+        Array.from({ length: n }, (_, i) => ({
+          ...ids,
+          userId: String(i + 1),
+          requestId: `b-${ids.activityId}-${i + 1}`,
+        }));
+      const orders = async () => (await skuLedger(pool, ids.activityId, ids.skuId)).pending;
+      const available = async () => (await skuLedger(pool, ids.activityId, ids.skuId)).available;
+      return { buy, buyers, orders, available };
+    };
+    const short = await batch(3);
+    expect(await placeOrders(pool, short.buyers(4))).toBeNull();
+    expect([await short.orders(), await short.available()]).toEqual([0, 3]);
+    expect((await placeOrders(pool, short.buyers(3)))?.map((order) => order.userId)).toEqual(["1", "2", "3"]);
+    expect([await short.orders(), await short.available()]).toEqual([3, 0]);
+
+    // One buyer seen before (user 3 already holds an order) rolls the whole batch back.
+    const seen = await batch(5);
+    expect((await seen.buy(3)).kind).toBe("created");
+    expect(await placeOrders(pool, seen.buyers(3))).toBeNull();
+    expect([await seen.orders(), await seen.available()]).toEqual([1, 4]);
+  });
+
+  it("closing an order returns its unit once; with rebuy allowed the buyer may buy again", async () => {
+    const { ids, buy } = await sale(1, { rebuyAfterClose: true });
+    const first = await buy(1, "first");
+    const { requestId } = (first as { order: { requestId: string } }).order;
+    expect((await closeOrder(pool, requestId)).kind).toBe("closed");
+    expect((await closeOrder(pool, requestId)).kind).toBe("not_pending");
+    expect((await skuLedger(pool, ids.activityId, ids.skuId)).available).toBe(1);
+    expect((await buy(1, "second")).kind).toBe("created");
+  });
+
+  it("expiry closes only orders past their due time, each unit returned once", async () => {
+    const { ids, buy } = await sale(2, { paymentTimeoutS: 1 });
+    await buy(1);
+    await pool.query("UPDATE sale_order SET expires_at = NOW(3) - INTERVAL 1 SECOND WHERE activity_id = ?", [
+      ids.activityId,
+    ]);
+    await buy(2);
+    await pool.query(
+      "UPDATE sale_order SET expires_at = NOW(3) + INTERVAL 1 HOUR WHERE activity_id = ? AND user_id = 2",
+      [ids.activityId],
+    );
+    while ((await closeExpiredOrders(pool)) > 0);
+    const ledger = await skuLedger(pool, ids.activityId, ids.skuId);
+    expect(ledger).toMatchObject({ available: 1, pending: 1, closed: 1 });
+  });
+});
