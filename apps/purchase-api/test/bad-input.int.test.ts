@@ -1,5 +1,5 @@
 import { signJwt } from "@flashgate/auth";
-import { createSale, freshIds, idempotencyKey, userToken } from "@flashgate/testkit";
+import { createSale, freshIds, idempotencyKey, problemOf, userToken } from "@flashgate/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiHarness, startApi } from "./harness.ts";
 
@@ -92,7 +92,7 @@ describe("bad input never yields a 500", () => {
   ])("%s → %i", async (_name, body, status) => {
     const response = await post({ ...auth(), "idempotency-key": idempotencyKey() }, body);
     expect(response.status).toBe(status);
-    const problem = await response.json();
+    const problem = await problemOf(response);
     expect(problem).toMatchObject({ status, code: "INVALID_REQUEST" });
     expect(problem.traceId).toBeTruthy();
   });
@@ -107,7 +107,7 @@ describe("bad input never yields a 500", () => {
     if (key) headers["idempotency-key"] = key;
     const response = await post(headers, JSON.stringify(sale));
     expect(response.status).toBe(400);
-    expect((await response.json()).detail).toMatch(/Idempotency-Key/);
+    expect((await problemOf(response)).detail).toMatch(/Idempotency-Key/);
   });
 
   it("the caller's X-Request-Id is the problem's traceId and is echoed; a bad one is replaced", async () => {
@@ -116,14 +116,14 @@ describe("bad input never yields a 500", () => {
       JSON.stringify(sale),
     );
     expect(traced.headers.get("x-request-id")).toBe("trace-abc-123");
-    expect((await traced.json()).traceId).toBe("trace-abc-123");
+    expect((await problemOf(traced)).traceId).toBe("trace-abc-123");
     const replaced = await post(
       { ...auth(), "idempotency-key": "k", "x-request-id": "bad id with spaces" },
       JSON.stringify(sale),
     );
     const traceId = replaced.headers.get("x-request-id");
     expect(traceId).toMatch(/^[0-9a-f-]{36}$/);
-    expect((await replaced.json()).traceId).toBe(traceId);
+    expect((await problemOf(replaced)).traceId).toBe(traceId);
   });
 
   it("a body sent in several packets is read whole", async () => {

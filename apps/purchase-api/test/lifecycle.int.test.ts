@@ -1,6 +1,6 @@
 import { signJwt, signPayload } from "@flashgate/auth";
 import { closeOrder } from "@flashgate/db";
-import { adminToken, createSale, freshIds, skuLedger, sold, userToken } from "@flashgate/testkit";
+import { adminToken, createSale, freshIds, problemOf, skuLedger, sold, userToken } from "@flashgate/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiHarness, startApi } from "./harness.ts";
 
@@ -96,7 +96,7 @@ describe("payments and expiry", () => {
     const stale = await callback(event, { timestampS: Math.floor(Date.now() / 1000) - 301 });
     for (const response of [forged, altered, stale]) {
       expect(response.status).toBe(401);
-      expect((await response.json()).code).toBe("UNAUTHORIZED");
+      expect((await problemOf(response)).code).toBe("UNAUTHORIZED");
     }
 
     const first = await (await callback(event)).json();
@@ -208,10 +208,7 @@ describe("back-office access and corrections", () => {
       const response = await admin("/activities/1/skus/1", {
         token: signJwt(api.config.ADMIN_JWT_SECRET, claims),
       });
-      expect([response.status, ((await response.json()) as { code: string }).code]).toEqual([
-        403,
-        "FORBIDDEN",
-      ]);
+      expect([response.status, (await problemOf(response)).code]).toEqual([403, "FORBIDDEN"]);
     }
   });
 
@@ -246,7 +243,7 @@ describe("back-office access and corrections", () => {
       body: JSON.stringify({ delta: -6, reason: "miscount" }),
     });
     expect(below.status).toBe(409);
-    expect((await below.json()).code).toBe("INVALID_STATE");
+    expect((await problemOf(below)).code).toBe("INVALID_STATE");
     expect((await skuLedger(api.pool, activityId, skuId)).available).toBe(5);
     const [ledger] = await api.pool.query(
       "SELECT delta, operator FROM stock_ledger WHERE activity_id = ? AND sku_id = ? ORDER BY id",
@@ -256,7 +253,9 @@ describe("back-office access and corrections", () => {
       { delta: 3, operator: "alice" },
       { delta: 2, operator: "alice" },
     ]);
-    const view = await (await admin(`/activities/${activityId}/skus/${skuId}`, { token })).json();
+    const view = (await (await admin(`/activities/${activityId}/skus/${skuId}`, { token })).json()) as {
+      database: unknown;
+    };
     expect(view.database).toMatchObject({ available: 5, pending: 0, paid: 0, closed: 0, supply: 5 });
   });
 });

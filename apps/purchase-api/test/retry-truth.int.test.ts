@@ -1,5 +1,5 @@
 import { applyActivityChange, applySkuChanges, readCachedSku, skuKeys } from "@flashgate/cache";
-import { createSale, eventually, freshIds, skuLedger, sold } from "@flashgate/testkit";
+import { createSale, eventually, freshIds, problemOf, skuLedger, sold } from "@flashgate/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiHarness, startApi } from "./harness.ts";
 
@@ -91,7 +91,7 @@ describe("a retry of a committed purchase gets the truth", () => {
     const retry = await api.purchase(7, sale, first.key);
     expect([retry.status, retry.body]).toEqual([200, first.body]);
     const view = await fetch(`${api.url}/v1/activities/${sale.activityId}/skus/${sale.skuId}`);
-    expect([view.status, ((await view.json()) as { code: string }).code]).toEqual([409, "ACTIVITY_NOT_OPEN"]);
+    expect([view.status, (await problemOf(view)).code]).toEqual([409, "ACTIVITY_NOT_OPEN"]);
   });
 
   it("units coming back drop a sold-out snapshot at once: their buyer is not told SOLD_OUT", async () => {

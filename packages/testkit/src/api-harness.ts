@@ -31,3 +31,16 @@ export const idempotencyKey = (prefix = "k") => {
   keyCounter += 1;
   return `${prefix}-${Date.now().toString(36)}-${process.pid}-${keyCounter}`;
 };
+
+/** An RFC 9457 problem as the API answers it. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  traceId: string;
+}
+
+/** The body of a problem response, typed for assertions. */
+export const problemOf = async (response: Response): Promise<Problem> => (await response.json()) as Problem;

@@ -1,4 +1,4 @@
-export { adminToken, idempotencyKey, serveApp, userToken } from "./api-harness.ts";
+export { adminToken, idempotencyKey, type Problem, problemOf, serveApp, userToken } from "./api-harness.ts";
 export { fastDatabaseUrl, fastRedisUrl, fastTierContext, stackEnv, testContext } from "./env.ts";
 export { eventually } from "./eventually.ts";
 export { freshIds } from "./ids.ts";
