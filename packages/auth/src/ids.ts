@@ -10,3 +10,8 @@ export function parseId(text: string): number | undefined {
 }
 
 export const isId = (text: string) => parseId(text) !== undefined;
+
+/** An Idempotency-Key, which becomes the order's id: 8–64 characters of base64url's alphabet. */
+export const requestIdPattern = /^[A-Za-z0-9_-]{8,64}$/;
+
+export const isRequestId = (text: string) => requestIdPattern.test(text);

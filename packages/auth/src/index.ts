@@ -1,3 +1,3 @@
-export { isId, parseId } from "./ids.ts";
+export { isId, isRequestId, parseId, requestIdPattern } from "./ids.ts";
 export { createJwtVerifier, type JwtClaims, JwtError, type JwtVerifier, signJwt } from "./jwt.ts";
 export { type SignatureFailure, signPayload, verifyPayloadSignature } from "./signature.ts";

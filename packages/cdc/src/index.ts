@@ -7,4 +7,4 @@ export {
   parseChange,
 } from "./envelope.ts";
 export { type ActivityChange, type SaleChange, toActivityChange, toSaleChange } from "./sale-changes.ts";
-export { topics } from "./topics.ts";
+export { topicPartitions, topics } from "./topics.ts";

@@ -6,3 +6,9 @@ export const topics = {
   heartbeat: "flashgate.heartbeat",
   deadLetters: "flashgate.cache-maintainer.dlq",
 } as const;
+
+/**
+ * Partitions of every CDC topic: up to this many maintainer instances share the work. The connector
+ * files ask Connect for the same number (`topic.creation.default.partitions`; a test compares them).
+ */
+export const topicPartitions = 6;

@@ -1,4 +1,4 @@
-import { topics } from "@flashgate/cdc";
+import { topicPartitions, topics } from "@flashgate/cdc";
 import { Admin } from "@platformatic/kafka";
 
 /**
@@ -6,7 +6,7 @@ import { Admin } from "@platformatic/kafka";
  * fresh stack Debezium creates a topic only with its first change, and a consumer cannot subscribe to a
  * topic that does not exist yet.
  */
-export async function ensureTopics(brokers: string[], partitions = 6): Promise<string[]> {
+export async function ensureTopics(brokers: string[], partitions = topicPartitions): Promise<string[]> {
   const admin = new Admin({ clientId: "flashgate-cache-maintainer-admin", bootstrapBrokers: brokers });
   try {
     const existing = new Set(await admin.listTopics());

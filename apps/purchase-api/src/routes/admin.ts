@@ -1,3 +1,4 @@
+import { isRequestId } from "@flashgate/auth";
 import { type FlashgateRedis, skuVerdicts } from "@flashgate/cache";
 import { closeOrder, restock, skuDatabaseView, upsertActivity, upsertSku } from "@flashgate/db";
 import { Hono } from "hono";
@@ -97,7 +98,7 @@ export function adminRoutes(deps: { pool: Pool; redis: FlashgateRedis }) {
     })
     .post("/orders/:requestId/close", async (c) => {
       const requestId = c.req.param("requestId");
-      if (!/^[A-Za-z0-9_-]{8,64}$/.test(requestId)) throw new ApiError("NOT_FOUND", "no such order");
+      if (!isRequestId(requestId)) throw new ApiError("NOT_FOUND", "no such order");
       const result = await closeOrder(pool, requestId);
       if (result.kind === "not_found") throw new ApiError("NOT_FOUND", "no such order");
       if (result.kind === "not_pending")

@@ -1,4 +1,4 @@
-import { verifyPayloadSignature } from "@flashgate/auth";
+import { requestIdPattern, verifyPayloadSignature } from "@flashgate/auth";
 import { applyPayment } from "@flashgate/db";
 import { Hono } from "hono";
 import type { Pool } from "mysql2/promise";
@@ -9,7 +9,7 @@ import { ApiError } from "../problem.ts";
 
 const paymentEvent = z.strictObject({
   eventId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
-  requestId: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/),
+  requestId: z.string().regex(requestIdPattern),
   status: z.enum(["SUCCEEDED", "FAILED"]),
   amountCents: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
   currency: z.string().regex(/^[A-Z]{3}$/),

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { JwtVerifier } from "@flashgate/auth";
+import { isRequestId, type JwtVerifier } from "@flashgate/auth";
 import type { Logger } from "@flashgate/logger";
 import type { PurchaseResult, PurchaseService } from "@flashgate/sale";
 import { z } from "zod";
@@ -13,7 +13,6 @@ import { traceIdOf } from "../trace.ts";
 export const route = "/v1/purchases";
 const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const purchaseBody = z.strictObject({ activityId: id, skuId: id });
-export const idempotencyKeyPattern = /^[A-Za-z0-9_-]{8,64}$/;
 
 function memo<K, V>(make: (key: K) => V): (key: K) => V {
   const made = new Map<K, V>();
@@ -97,7 +96,7 @@ export function placePurchaseHandler(deps: {
     try {
       userId = authenticateUser(verifyUser, incoming.headers.authorization);
       const key = incoming.headers["idempotency-key"];
-      if (typeof key !== "string" || !idempotencyKeyPattern.test(key))
+      if (typeof key !== "string" || !isRequestId(key))
         throw new ApiError("INVALID_REQUEST", "Idempotency-Key must be 8–64 characters of [A-Za-z0-9_-]");
       requestId = key;
     } catch (error) {

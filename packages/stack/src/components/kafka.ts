@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { topicPartitions } from "@flashgate/cdc";
 import type { Component, StackContext } from "../context.ts";
 import { isPortOpen } from "../net.ts";
 import { startDaemon, tailLog } from "../processes.ts";
@@ -23,7 +24,7 @@ function writeServerProperties(ctx: StackContext): string {
     "inter.broker.listener.name": "PLAINTEXT",
     "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
     "log.dirs": join(ctx.paths.kafkaData, "logs"),
-    "num.partitions": 6,
+    "num.partitions": topicPartitions,
     "auto.create.topics.enable": "true",
     "offsets.topic.replication.factor": 1,
     "offsets.topic.num.partitions": 6,
