@@ -14,7 +14,7 @@ import type { Pool, RowDataPacket } from "mysql2/promise";
 /** The bench stack has its own ports and data dir, so a run never disturbs a dev or test stack. */
 const engine = parseConfig(stackConfigSchema.pick({ FLASHGATE_DB: true }), process.env).FLASHGATE_DB;
 
-export const benchStackEnv: Record<string, string> = {
+const benchStackEnv: Record<string, string> = {
   FLASHGATE_HOME: sideStackHome("bench", engine),
   FLASHGATE_DB: engine,
   FLASHGATE_DB_PORT: "23307",

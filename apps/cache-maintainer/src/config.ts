@@ -1,7 +1,7 @@
 import { parseConfig } from "@flashgate/config";
 import { z } from "zod";
 
-export const maintainerConfigSchema = z.object({
+const maintainerConfigSchema = z.object({
   PORT: z.coerce.number().int().min(1).max(65535).default(8082),
   DATABASE_URL: z.string().startsWith("mysql://", "must be a mysql:// URL"),
   REDIS_URL: z.string().startsWith("redis://", "must be a redis:// URL"),
@@ -19,8 +19,6 @@ export const maintainerConfigSchema = z.object({
   WATCHDOG_INTERVAL_MS: z.coerce.number().int().min(50).default(500),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
-
-export type MaintainerConfig = z.infer<typeof maintainerConfigSchema>;
 
 export const loadConfig = (env: Record<string, string | undefined>) =>
   parseConfig(maintainerConfigSchema, env);

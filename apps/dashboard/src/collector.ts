@@ -3,7 +3,7 @@ import { type ConnectorStatus, connectClient } from "@flashgate/connect";
 import { histogramBuckets, parsePrometheus, quantileBetween, type Sample, sumOf } from "@flashgate/telemetry";
 import type { Pool } from "mysql2/promise";
 
-export interface SeriesPoint {
+interface SeriesPoint {
   at: number;
   lagP50Ms: number | null;
   lagP99Ms: number | null;

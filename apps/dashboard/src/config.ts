@@ -1,7 +1,7 @@
 import { parseConfig } from "@flashgate/config";
 import { z } from "zod";
 
-export const dashboardConfigSchema = z.object({
+const dashboardConfigSchema = z.object({
   PORT: z.coerce.number().int().min(1).max(65535).default(8084),
   DATABASE_URL: z.string().startsWith("mysql://", "must be a mysql:// URL"),
   REDIS_URL: z.string().startsWith("redis://", "must be a redis:// URL"),
@@ -12,6 +12,5 @@ export const dashboardConfigSchema = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
-export type DashboardConfig = z.infer<typeof dashboardConfigSchema>;
 export const loadConfig = (env: Record<string, string | undefined>) =>
   parseConfig(dashboardConfigSchema, env);

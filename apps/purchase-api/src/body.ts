@@ -4,7 +4,7 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import { ApiError } from "./problem.ts";
 
-export const maxBodyBytes = 16 * 1024;
+const maxBodyBytes = 16 * 1024;
 
 const tooLarge = () => new ApiError("PAYLOAD_TOO_LARGE", "the body is larger than 16 KiB");
 

@@ -3,7 +3,7 @@ import { z } from "zod";
 
 const int = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
 
-export const purchaseApiConfigSchema = z
+const purchaseApiConfigSchema = z
   .object({
     PORT: int(8080),
     DATABASE_URL: z.string().startsWith("mysql://", "must be a mysql:// URL"),

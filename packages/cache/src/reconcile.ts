@@ -8,7 +8,7 @@ import type { FlashgateRedis } from "./scripts.ts";
 
 /** The highest binlog position the maintainer has applied with nothing older left in hand (from heartbeats). */
 export const appliedWatermarkKey = "fg:watermark";
-export const driftIncidentsKey = "fg:drift:incidents";
+const driftIncidentsKey = "fg:drift:incidents";
 
 export type DriftVerdict = "in-sync" | "drift" | "behind" | "changing";
 

@@ -12,7 +12,7 @@ const definitions = {
   fgActivity: { numberOfKeys: 3, lua: lua("activity") },
 } as const;
 
-export type ScriptName = keyof typeof definitions;
+type ScriptName = keyof typeof definitions;
 
 type ScriptArg = string | number;
 

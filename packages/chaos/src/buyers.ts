@@ -118,5 +118,3 @@ export function createBuyers(options: {
     },
   };
 }
-
-export type Buyers = ReturnType<typeof createBuyers>;

@@ -121,5 +121,3 @@ export function createDecisionBatcher(deps: {
     },
   };
 }
-
-export type DecisionBatcher = ReturnType<typeof createDecisionBatcher>;

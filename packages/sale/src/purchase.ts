@@ -37,7 +37,7 @@ export type PurchaseResult =
 
 export type TransactionOutcome = "committed" | "rejected" | "unknown" | "failed";
 
-export type Dependency = "redis" | "database";
+type Dependency = "redis" | "database";
 
 export interface PurchaseObserver {
   transaction(outcome: TransactionOutcome): void;

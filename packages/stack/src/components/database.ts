@@ -96,7 +96,7 @@ const engines: Record<DatabaseEngine, Engine> = {
   },
 };
 
-export const databaseDataDir = (ctx: StackContext) => join(ctx.paths.home, ctx.config.FLASHGATE_DB);
+const databaseDataDir = (ctx: StackContext) => join(ctx.paths.home, ctx.config.FLASHGATE_DB);
 const socketPath = (ctx: StackContext) => join(ctx.paths.home, `${ctx.config.FLASHGATE_DB}.sock`);
 
 export function adminConnection(
