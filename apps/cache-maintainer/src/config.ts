@@ -1,10 +1,8 @@
-import { parseConfig } from "@flashgate/config";
+import { appFields, parseConfig, stackPorts } from "@flashgate/config";
 import { z } from "zod";
 
 const maintainerConfigSchema = z.object({
-  PORT: z.coerce.number().int().min(1).max(65535).default(8082),
-  DATABASE_URL: z.string().startsWith("mysql://", "must be a mysql:// URL"),
-  REDIS_URL: z.string().startsWith("redis://", "must be a redis:// URL"),
+  ...appFields(stackPorts.cacheMaintainer),
   KAFKA_BROKERS: z.string().regex(/^[\w.-]+:\d+(,[\w.-]+:\d+)*$/, "must be host:port[,host:port…]"),
   CONSUMER_GROUP: z.string().min(1).default("flashgate-cache-maintainer"),
   EXPIRY_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
@@ -17,7 +15,6 @@ const maintainerConfigSchema = z.object({
     .default("true")
     .transform((v) => v === "true"),
   WATCHDOG_INTERVAL_MS: z.coerce.number().int().min(50).default(500),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
 export const loadConfig = (env: Record<string, string | undefined>) =>

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import type { FlashgateRedis } from "@flashgate/cache";
 import { driftIncidents } from "@flashgate/cache";
 import type { Logger } from "@flashgate/logger";
+import { serviceRoutes } from "@flashgate/telemetry";
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { Pool } from "mysql2/promise";
@@ -70,15 +71,11 @@ export function createApp(deps: AppDeps) {
         }
       }),
     )
-    .get("/healthz", (c) => c.json({ status: "ok" }))
-    .get("/readyz", async (c) => {
-      const ready = await Promise.all([deps.redis.ping(), deps.pool.query("SELECT 1")]).then(
-        () => true,
-        () => false,
-      );
-      return c.json({ status: ready ? "ready" : "not ready" }, ready ? 200 : 503);
-    })
-    .get("/metrics", async (c) =>
-      c.text(await registry.metrics(), 200, { "content-type": registry.contentType }),
+    .route(
+      "/",
+      serviceRoutes(
+        { redis: () => deps.redis.ping(), database: () => deps.pool.query("SELECT 1") },
+        registry,
+      ),
     );
 }

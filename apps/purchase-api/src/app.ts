@@ -3,6 +3,7 @@ import { createJwtVerifier } from "@flashgate/auth";
 import type { FlashgateRedis } from "@flashgate/cache";
 import type { Logger } from "@flashgate/logger";
 import { createOverloadGuard, createPurchaseService } from "@flashgate/sale";
+import { serviceRoutes } from "@flashgate/telemetry";
 import { getRequestListener } from "@hono/node-server";
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
@@ -14,7 +15,6 @@ import type { AppEnv } from "./env.ts";
 import { createMetrics, type Metrics, purchaseObserver } from "./metrics.ts";
 import { ApiError, errorReply, problemReply, replyResponse } from "./problem.ts";
 import { adminRoutes } from "./routes/admin.ts";
-import { healthRoutes } from "./routes/health.ts";
 import { paymentRoutes } from "./routes/payments.ts";
 import { placePurchaseHandler, route as placePurchaseRoute } from "./routes/place-purchase.ts";
 import { purchaseRoutes } from "./routes/purchases.ts";
@@ -75,7 +75,10 @@ export function createApp(deps: AppDeps) {
     );
   });
 
-  app.route("/", healthRoutes({ redis, pool, registry: metrics.registry }));
+  app.route(
+    "/",
+    serviceRoutes({ redis: () => redis.ping(), database: () => pool.query("SELECT 1") }, metrics.registry),
+  );
   app.use("/v1/purchases/*", requireUser(verifyUser));
   app.route("/v1/purchases", purchaseRoutes({ pool }));
   app.route("/v1/activities", skuViewRoutes({ redis, purchases }));

@@ -1,20 +1,15 @@
-import { parseConfig, secret } from "@flashgate/config";
+import { appFields, int, parseConfig, secret, stackPorts } from "@flashgate/config";
 import { z } from "zod";
-
-const int = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
 
 const purchaseApiConfigSchema = z
   .object({
-    PORT: int(8080),
-    DATABASE_URL: z.string().startsWith("mysql://", "must be a mysql:// URL"),
-    REDIS_URL: z.string().startsWith("redis://", "must be a redis:// URL"),
+    ...appFields(stackPorts.purchaseApi),
     AUTH_JWT_SECRET: secret(),
     ADMIN_JWT_SECRET: secret(),
     PAYMENT_WEBHOOK_SECRET: secret(),
     // When set, every token (storefront and back-office) must carry this iss, and this aud.
     JWT_ISSUER: z.string().min(1).optional(),
     JWT_AUDIENCE: z.string().min(1).optional(),
-    LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     DB_POOL_SIZE: int(8),
     DB_MAX_IN_FLIGHT: int(8),
     DB_MAX_QUEUE: int(256, 0),

@@ -2,9 +2,17 @@ import { z } from "zod";
 
 export const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
 
-export const url = (fallback?: string) => (fallback === undefined ? z.url() : z.url().default(fallback));
+/** A whole number at least `min`, from an environment string. */
+export const int = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
 
-/** A secret must be long enough to resist guessing; it is never logged. */
-/** An HMAC key: 32 bytes at least, the size of the SHA-256 output it keys. */
+/** An HMAC key: 32 bytes at least, the size of the SHA-256 output it keys. It is never logged. */
 export const secret = () =>
   z.string().refine((value) => Buffer.byteLength(value) >= 32, "must be at least 32 bytes");
+
+/** What every flashgate app reads: where it listens, its two stores, how much it logs. */
+export const appFields = (defaultPort: number) => ({
+  PORT: port(defaultPort),
+  DATABASE_URL: z.string().startsWith("mysql://", "must be a mysql:// URL"),
+  REDIS_URL: z.string().startsWith("redis://", "must be a redis:// URL"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});

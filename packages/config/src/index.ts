@@ -1,4 +1,4 @@
-export { port, secret, url } from "./fields.ts";
+export { appFields, int, port, secret } from "./fields.ts";
 export { ConfigError, parseConfig } from "./parse.ts";
 export {
   type DatabaseEngine,

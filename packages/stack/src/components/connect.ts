@@ -13,7 +13,6 @@ export const connectUrl = (ctx: StackContext) => `http://127.0.0.1:${ctx.config.
 export const connectorEnv = (ctx: StackContext): Record<string, string> => ({
   FLASHGATE_DB_HOST: "127.0.0.1",
   FLASHGATE_DB_PORT: String(ctx.config.FLASHGATE_DB_PORT),
-  FLASHGATE_DB_NAME: "flashgate",
   FLASHGATE_DEBEZIUM_USER: "debezium",
   FLASHGATE_DEBEZIUM_PASSWORD: ctx.secrets.debeziumDbPassword,
   FLASHGATE_KAFKA_BOOTSTRAP: kafkaBootstrap(ctx),

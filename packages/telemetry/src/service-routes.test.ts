@@ -1,0 +1,39 @@
+import { Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { serviceRoutes } from "./service-routes.ts";
+
+describe("serviceRoutes", () => {
+  it("is ready only when every probe answers within a second, and names the ones that did not", async () => {
+    const routes = serviceRoutes(
+      {
+        redis: async () => "PONG",
+        database: () => new Promise(() => {}),
+        consuming: () => false,
+        broken: async () => {
+          throw new Error("refused");
+        },
+      },
+      new Registry(),
+    );
+    const response = await routes.request("/readyz");
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({
+      status: "not ready",
+      redis: true,
+      database: false,
+      consuming: false,
+      broken: false,
+    });
+    const ready = await serviceRoutes({ redis: async () => "PONG" }, new Registry()).request("/readyz");
+    expect([ready.status, await ready.json()]).toEqual([200, { status: "ready", redis: true }]);
+  });
+
+  it("serves liveness and the registry's metrics", async () => {
+    const registry = new Registry();
+    registry.setDefaultLabels({ app: "test" });
+    const routes = serviceRoutes({}, registry);
+    expect((await routes.request("/healthz")).status).toBe(200);
+    const metrics = await routes.request("/metrics");
+    expect(metrics.headers.get("content-type")).toBe(registry.contentType);
+  });
+});
