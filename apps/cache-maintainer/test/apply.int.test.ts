@@ -1,10 +1,19 @@
 import { buyerField, readCachedSku, skuKeys } from "@flashgate/cache";
 import { topics } from "@flashgate/cdc";
-import { type AppProcess, createSale, eventually, freshIds, stackEnv } from "@flashgate/testkit";
+import {
+  type AppProcess,
+  cachedAvailable,
+  clients,
+  createSale,
+  eventually,
+  expectConverged,
+  freshIds,
+  stackEnv,
+  startMaintainer,
+} from "@flashgate/testkit";
+import { type ApiHarness, soldOutSale, startApi } from "@flashgate/testkit/purchase-api";
 import { Consumer, Producer, stringDeserializers, stringSerializers } from "@platformatic/kafka";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiHarness, startApi } from "../../purchase-api/test/harness.ts";
-import { cachedAvailable, clients, expectConverged, soldOutSale, startMaintainer } from "./harness.ts";
 
 describe("cache-maintainer applies every committed change", () => {
   let maintainer: AppProcess;

@@ -1,8 +1,17 @@
 import { appliedWatermarkKey, readCachedSku, reconcile } from "@flashgate/cache";
-import { type AppProcess, adminToken, createSale, eventually, freshIds } from "@flashgate/testkit";
+import {
+  type AppProcess,
+  adminToken,
+  cachedAvailable,
+  clients,
+  createSale,
+  eventually,
+  expectConverged,
+  freshIds,
+  startMaintainer,
+} from "@flashgate/testkit";
+import { type ApiHarness, soldOutSale, startApi } from "@flashgate/testkit/purchase-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiHarness, startApi } from "../../purchase-api/test/harness.ts";
-import { cachedAvailable, clients, expectConverged, soldOutSale, startMaintainer } from "./harness.ts";
 
 describe("back-office writes reach Redis only through CDC", () => {
   let api: ApiHarness;

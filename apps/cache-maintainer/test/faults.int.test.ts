@@ -10,15 +10,17 @@ import {
 import { adminConnection, databaseName } from "@flashgate/stack";
 import {
   type AppProcess,
+  clients,
   createSale,
   eventually,
+  expectConverged,
   freshIds,
   stackEnv,
+  startMaintainer,
   startTcpProxy,
   testContext,
 } from "@flashgate/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clients, expectConverged, startMaintainer } from "./harness.ts";
 
 /** One counter or gauge of the maintainer's /metrics (summed over its labels). */
 async function metric(maintainer: AppProcess, name: string): Promise<number> {

@@ -4,17 +4,19 @@ import { createPool, placeOrders } from "@flashgate/db";
 import { toSkuChange } from "@flashgate/maintainer";
 import {
   type AppProcess,
+  clients,
   createSale,
+  expectConverged,
   freshIds,
   idempotencyKey,
   saleChangesOf,
   skuLedger,
   sold,
   stackEnv,
+  startMaintainer,
 } from "@flashgate/testkit";
+import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiHarness, startApi } from "../../purchase-api/test/harness.ts";
-import { clients, expectConverged, startMaintainer } from "./harness.ts";
 
 const limits = { reservationTtlMs: 60_000, rateLimit: 100, rateWindowMs: 1000 };
 

@@ -4,17 +4,20 @@ import { compareSku, readCachedSku, skuKeys } from "@flashgate/cache";
 import { up } from "@flashgate/stack";
 import {
   type AppProcess,
+  cachedAvailable,
+  clients,
   createSale,
   eventually,
+  expectConverged,
   freshIds,
   skuLedger,
   sold,
+  startMaintainer,
   testContext,
 } from "@flashgate/testkit";
+import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import type { Pool } from "mysql2/promise";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { type ApiHarness, startApi } from "../../purchase-api/test/harness.ts";
-import { cachedAvailable, clients, expectConverged, startMaintainer } from "./harness.ts";
 
 /** Mixed committed changes over many SKUs: purchases (order + decrement), closures, restocks. */
 let user = 5_000_000;

@@ -4,14 +4,18 @@ import { join } from "node:path";
 import { skuKeys } from "@flashgate/cache";
 import { migrate } from "@flashgate/db";
 import { adminConnection, connectorFile, connectorsDir, databaseName } from "@flashgate/stack";
-import { type AppProcess, createSale, eventually, freshIds, testContext } from "@flashgate/testkit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  type AppProcess,
   cachedAvailable,
   clients,
+  createSale,
+  eventually,
   expectConverged,
+  freshIds,
   startMaintainer,
-} from "../../cache-maintainer/test/harness.ts";
+  testContext,
+} from "@flashgate/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { flashgate } from "./cli.ts";
 
 describe("flashgate connectors", () => {

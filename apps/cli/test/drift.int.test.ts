@@ -1,7 +1,14 @@
 import { skuKeys } from "@flashgate/cache";
-import { type AppProcess, createSale, eventually, freshIds } from "@flashgate/testkit";
+import {
+  type AppProcess,
+  clients,
+  createSale,
+  eventually,
+  expectConverged,
+  freshIds,
+  startMaintainer,
+} from "@flashgate/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clients, expectConverged, startMaintainer } from "../../cache-maintainer/test/harness.ts";
 import { flashgate } from "./cli.ts";
 
 const check = async (activityId: number, ...flags: string[]) => {

@@ -3,11 +3,20 @@ import { join } from "node:path";
 import { reconcile, skuKeys } from "@flashgate/cache";
 import { createLogger } from "@flashgate/logger";
 import { repoRoot } from "@flashgate/stack";
-import { type AppProcess, createSale, eventually, freshIds, serveApp, stackEnv } from "@flashgate/testkit";
+import {
+  type AppProcess,
+  clients,
+  createSale,
+  eventually,
+  expectConverged,
+  freshIds,
+  serveApp,
+  stackEnv,
+  startMaintainer,
+} from "@flashgate/testkit";
+import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clients, expectConverged, startMaintainer } from "../../cache-maintainer/test/harness.ts";
-import { type ApiHarness, startApi } from "../../purchase-api/test/harness.ts";
 import { createApp } from "../src/app.ts";
 import { createCollector } from "../src/collector.ts";
 

@@ -1,7 +1,7 @@
 import { signJwt } from "@flashgate/auth";
 import { createSale, freshIds, idempotencyKey, problemOf, userToken } from "@flashgate/testkit";
+import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiHarness, startApi } from "./harness.ts";
 
 describe("bad input never yields a 500", () => {
   let api: ApiHarness;

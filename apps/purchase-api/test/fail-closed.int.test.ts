@@ -9,8 +9,8 @@ import {
   startTcpProxy,
   type TcpProxy,
 } from "@flashgate/testkit";
+import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import { afterEach, describe, expect, it } from "vitest";
-import { type ApiHarness, startApi } from "./harness.ts";
 
 describe("fail closed", () => {
   let api: ApiHarness | undefined;

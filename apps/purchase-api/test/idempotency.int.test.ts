@@ -1,6 +1,6 @@
 import { createSale, freshIds, idempotencyKey } from "@flashgate/testkit";
+import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiHarness, startApi } from "./harness.ts";
 
 describe("idempotency and sale window", () => {
   let api: ApiHarness;

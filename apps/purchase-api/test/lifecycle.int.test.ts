@@ -1,8 +1,8 @@
 import { signJwt, signPayload } from "@flashgate/auth";
 import { closeOrder } from "@flashgate/db";
 import { adminToken, createSale, freshIds, problemOf, skuLedger, sold, userToken } from "@flashgate/testkit";
+import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiHarness, startApi } from "./harness.ts";
 
 describe("payments and expiry", () => {
   let api: ApiHarness;

@@ -1,7 +1,7 @@
 import { applyActivityChange, applySkuChanges, readCachedSku, skuKeys } from "@flashgate/cache";
 import { createSale, eventually, freshIds, problemOf, skuLedger, sold } from "@flashgate/testkit";
+import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiHarness, startApi } from "./harness.ts";
 
 /** Far past any real binlog position: the cache takes it as the newest change. */
 const laterPosition = "99999999:0000000000000:000000";

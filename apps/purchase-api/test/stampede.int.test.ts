@@ -1,7 +1,7 @@
 import { readCachedSku } from "@flashgate/cache";
 import { createSale, freshIds, skuLedger, sold } from "@flashgate/testkit";
+import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiHarness, startApi } from "./harness.ts";
 
 /** Runs `count` tasks with at most `width` in flight. */
 async function inWaves<T>(count: number, width: number, task: (index: number) => Promise<T>): Promise<T[]> {

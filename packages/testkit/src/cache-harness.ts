@@ -1,9 +1,10 @@
 import { compareSku, type FlashgateRedis, skuKeys, withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
-import { createSale, eventually, freshIds, stackEnv, startAppProcess } from "@flashgate/testkit";
 import { Redis } from "ioredis";
 import { expect } from "vitest";
-import type { ApiHarness } from "../../purchase-api/test/harness.ts";
+import { stackEnv } from "./env.ts";
+import { eventually } from "./eventually.ts";
+import { startAppProcess } from "./processes.ts";
 
 export const startMaintainer = (env: Record<string, string> = {}) =>
   startAppProcess("cache-maintainer", { ...stackEnv(), ...env });
@@ -36,14 +37,3 @@ export async function expectConverged(
 
 export const cachedAvailable = async (redis: FlashgateRedis, activityId: number, skuId: number) =>
   Number(await redis.hget(skuKeys(activityId, skuId).sku, "available"));
-
-/** A one-unit sale, sold to user 1 and seen sold out by user 2 once the cache has caught up. */
-export async function soldOutSale(c: ReturnType<typeof clients>, api: ApiHarness) {
-  const sale = freshIds();
-  await createSale(c.pool, { ...sale, units: 1 });
-  await expectConverged(c, sale.activityId, sale.skuId);
-  expect((await api.purchase(1, sale)).status).toBe(201);
-  await expectConverged(c, sale.activityId, sale.skuId);
-  expect((await api.purchase(2, sale)).body.code).toBe("SOLD_OUT");
-  return sale;
-}

@@ -1,10 +1,15 @@
 import { loadSkuFromDatabase, withScripts } from "@flashgate/cache";
 import { createPool, warmPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
-import { idempotencyKey, serveApp, stackEnv, userToken } from "@flashgate/testkit";
+import { createApp } from "@flashgate/purchase-api/app";
+import { loadConfig } from "@flashgate/purchase-api/config";
 import { Redis } from "ioredis";
-import { createApp } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
+import { expect } from "vitest";
+import { idempotencyKey, serveApp, userToken } from "./api-harness.ts";
+import { type clients, expectConverged } from "./cache-harness.ts";
+import { stackEnv } from "./env.ts";
+import { freshIds } from "./ids.ts";
+import { createSale } from "./sale-fixture.ts";
 
 export interface ApiHarnessOptions {
   redisUrl?: string;
@@ -92,3 +97,14 @@ export async function startApi(options: ApiHarnessOptions = {}) {
 }
 
 export type ApiHarness = Awaited<ReturnType<typeof startApi>>;
+
+/** A one-unit sale, sold to user 1 and seen sold out by user 2 once the cache has caught up. */
+export async function soldOutSale(c: ReturnType<typeof clients>, api: ApiHarness) {
+  const sale = freshIds();
+  await createSale(c.pool, { ...sale, units: 1 });
+  await expectConverged(c, sale.activityId, sale.skuId);
+  expect((await api.purchase(1, sale)).status).toBe(201);
+  await expectConverged(c, sale.activityId, sale.skuId);
+  expect((await api.purchase(2, sale)).body.code).toBe("SOLD_OUT");
+  return sale;
+}
