@@ -1,8 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import type { FlashgateRedis } from "@flashgate/cache";
-import { reserveArguments, reserveKeyCount, skuKeys } from "@flashgate/cache";
-import { repoRoot } from "@flashgate/stack";
+import { reserveArguments, reserveKeyCount, scriptSource, skuKeys } from "@flashgate/cache";
 import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { runLoad } from "../lib/load.ts";
@@ -77,8 +75,7 @@ export async function microScenario(
     },
     { timeoutMs: 30_000 },
   );
-  const lua = readFileSync(`${repoRoot}/packages/cache/src/lua/reserve.lua`, "utf8");
-  const sha = (await redis.script("LOAD", lua)) as string;
+  const sha = (await redis.script("LOAD", scriptSource("fgReserve"))) as string;
   const url = new URL(redisUrl);
   // Exactly what the API sends for a buyer of this sold-out SKU (no rate limit in the way).
   const scriptArguments = reserveArguments(

@@ -41,5 +41,5 @@ export {
   reserveKeyCount,
   reserveUnit,
 } from "./reserve.ts";
-export { type FlashgateRedis, withScripts } from "./scripts.ts";
+export { type FlashgateRedis, scriptSource, withScripts } from "./scripts.ts";
 export { type CachedSku, type PublicSkuState, publicState, readCachedSku } from "./sku-view.ts";

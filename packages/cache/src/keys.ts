@@ -30,8 +30,11 @@ export function skuKeys(activityId: number, skuId: number): SkuKeys {
   };
 }
 
+/** The SKU hash's fields of buyers start with this (the scripts get it as `buyer_prefix`). */
+export const buyerPrefix = "b:";
+
 /** The SKU hash's field of a buyer. */
-export const buyerField = (userId: string) => `b:${userId}`;
+export const buyerField = (userId: string) => `${buyerPrefix}${userId}`;
 
 /** A SKU named in a message or a set member (the rebuild queue, the units-back channel): "<activity>:<sku>". */
 export const skuRef = (activityId: number, skuId: number) => `${activityId}:${skuId}`;

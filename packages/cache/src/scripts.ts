@@ -1,8 +1,11 @@
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
+import { buyerPrefix } from "./keys.ts";
 import { reserveKeyCount } from "./reserve.ts";
 
-const lua = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), "utf8");
+/** A script's source, after the constants it shares with this package (defined once, in keys.ts). */
+const lua = (name: string) =>
+  `local buyer_prefix = '${buyerPrefix}'\n${readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), "utf8")}`;
 
 const definitions = {
   fgReserve: { numberOfKeys: reserveKeyCount, lua: lua("reserve") },
@@ -13,6 +16,9 @@ const definitions = {
 } as const;
 
 type ScriptName = keyof typeof definitions;
+
+/** The exact source a script runs as (the bench loads reserve.lua's by hand to time it). */
+export const scriptSource = (name: ScriptName) => definitions[name].lua;
 
 type ScriptArg = string | number;
 

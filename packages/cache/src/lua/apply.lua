@@ -1,6 +1,6 @@
 -- Applies, in order, a batch of committed changes of one SKU, each guarded by its binlog position:
 -- a change at or below the applied position is a no-op (snapshot reads may share a position).
--- KEYS: 1 sku hash (buyers as fields b:<user>, their count in 'buyers'), 2 reservations zset,
+-- KEYS: 1 sku hash (buyers as fields <buyer_prefix><user>, their count in 'buyers'), 2 reservations zset,
 --       3 reservation requests hash
 -- ARGV: 1 JSON array of changes, 2 grace after the sale ends (ms), 3 units-back channel, 4 "<activity>:<sku>"
 --   (published when `available` goes up, so API instances drop their sold-out snapshots first)
@@ -31,7 +31,7 @@ for i, change in ipairs(changes) do
       'price_cents', change.price_cents, 'currency', change.currency)
     applied = applied + 1
   else
-    local buyer = 'b:' .. change.user
+    local buyer = buyer_prefix .. change.user
     if change.live == 1 then
       redis.call('HINCRBY', KEYS[1], 'buyers', redis.call('HSET', KEYS[1], buyer, 1))
       -- The order exists now: the reservation that admitted it has done its job.

@@ -6,7 +6,7 @@
 -- A reservation of a user who holds an order in the read is done: MySQL's count already has its unit,
 -- and the order's change, at or below this position, will be skipped, so it would never come to remove
 -- it. Other reservations stay.
--- KEYS: 1 sku hash, 2 reservations zset, 3 reservation requests hash, 4 staging hash (b:<user> fields)
+-- KEYS: 1 sku hash, 2 reservations zset, 3 reservation requests hash, 4 staging hash (<buyer_prefix><user> fields)
 -- ARGV: 1 pos, 2 available, 3 price_cents, 4 currency, 5 starts_ms, 6 ends_ms, 7 rebuy (0/1),
 --       8 grace after the sale ends (ms), 9 buyer count, 10 force (1: the binlog source changed, so the
 --       positions in the cache belong to another binlog and fence nothing), 11 units-back channel,
@@ -26,7 +26,7 @@ redis.call('HSET', KEYS[4], 'pos', ARGV[1], 'available', ARGV[2], 'price_cents',
   'apos', window[1], 'starts_ms', window[2], 'ends_ms', window[3], 'rebuy', window[4], 'buyers', ARGV[9])
 
 for _, user in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
-  if redis.call('HEXISTS', KEYS[4], 'b:' .. user) == 1 then
+  if redis.call('HEXISTS', KEYS[4], buyer_prefix .. user) == 1 then
     redis.call('ZREM', KEYS[2], user)
     redis.call('HDEL', KEYS[3], user)
   end

@@ -1,5 +1,5 @@
 -- The whole fast path in one round trip on one slot.
--- KEYS: 1 sku hash (with its buyers as fields b:<user>), 2 reservations zset, 3 reservation requests hash,
+-- KEYS: 1 sku hash (with its buyers as fields <buyer_prefix><user>), 2 reservations zset, 3 reservation requests hash,
 --       4 user's rate counter
 -- ARGV: 1 user id, 2 request id, 3 now (ms), 4 reservation ttl (ms), 5 rate limit, 6 rate window (ms)
 -- Returns the outcome alone (NOT_LOADED, ALREADY, NOT_STARTED, ENDED, SOLD_OUT), or { outcome, detail }:
@@ -8,7 +8,7 @@
 local now = tonumber(ARGV[3])
 
 -- One read for everything a rejection needs: a storm's sold-out answer costs a single redis.call.
-local sku = redis.call('HMGET', KEYS[1], 'available', 'starts_ms', 'ends_ms', 'b:' .. ARGV[1])
+local sku = redis.call('HMGET', KEYS[1], 'available', 'starts_ms', 'ends_ms', buyer_prefix .. ARGV[1])
 if not sku[1] then
   return 'NOT_LOADED'
 end
