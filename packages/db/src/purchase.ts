@@ -81,7 +81,7 @@ export function placeOrder(pool: Pool, input: PurchaseInput): Promise<PurchaseDe
     async committed(results, connection) {
       const decremented = (results[decrementResult] as Affected).affectedRows === 1;
       const order = (results[ordersResult] as OrderRow[])[0];
-      if (decremented && order) return { kind: "created", order: toOrder(order) };
+      if (decremented) return { kind: "created", order: committedOrder(order, input) };
       // Nothing was committed. The key may already hold an order (a retry of a purchase that took the
       // last unit) or the user another one: those answers come before "sold out" or "not open".
       if (order) return sameBuyer(toOrder(order), input);
@@ -111,15 +111,8 @@ export async function placeOrders(pool: Pool, inputs: PurchaseInput[]): Promise<
   return decideOnConnection(pool, sql, params, {
     committed(results) {
       if ((results[decrementResult] as Affected).affectedRows !== 1) return null;
-      const byKey = new Map(
-        (results[ordersResult] as OrderRow[]).map((row) => [row.request_id, toOrder(row)]),
-      );
-      return inputs.map((input) => {
-        const order = byKey.get(input.requestId);
-        // Cannot happen (we read our own commit), but if it did the unit is sold: never release it.
-        if (!order) throw new OutcomeUnknownError(`batch committed without the order of ${input.requestId}`);
-        return order;
-      });
+      const byKey = new Map((results[ordersResult] as OrderRow[]).map((row) => [row.request_id, row]));
+      return inputs.map((input) => committedOrder(byKey.get(input.requestId), input));
     },
     duplicate: () => null,
   });
@@ -163,6 +156,15 @@ async function decideOnConnection<T>(
   } finally {
     connection.release();
   }
+}
+
+/**
+ * The order a committed decrement sold. Its absence cannot happen (we read our own commit), but if it
+ * did, the unit is sold all the same: an unknown outcome, so that nobody releases the reservation.
+ */
+function committedOrder(row: OrderRow | undefined, input: PurchaseInput): Order {
+  if (!row) throw new OutcomeUnknownError(`committed without the order of ${input.requestId}`);
+  return toOrder(row);
 }
 
 /** A key that already holds an order: the same purchase again gets it, any other use is a reuse. */
