@@ -2,7 +2,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createJwtVerifier } from "@flashgate/auth";
 import type { FlashgateRedis } from "@flashgate/cache";
 import type { Logger } from "@flashgate/logger";
-import { createOverloadGuard, createPurchaseService } from "@flashgate/sale";
+import {
+  createBackOffice,
+  createOverloadGuard,
+  createPaymentService,
+  createPurchaseService,
+} from "@flashgate/sale";
 import { serviceRoutes } from "@flashgate/telemetry";
 import { getRequestListener } from "@hono/node-server";
 import { Hono } from "hono";
@@ -80,11 +85,14 @@ export function createApp(deps: AppDeps) {
     serviceRoutes({ redis: () => redis.ping(), database: () => pool.query("SELECT 1") }, metrics.registry),
   );
   app.use("/v1/purchases/*", requireUser(verifyUser));
-  app.route("/v1/purchases", purchaseRoutes({ pool }));
+  app.route("/v1/purchases", purchaseRoutes(purchases));
   app.route("/v1/activities", skuViewRoutes({ redis, purchases }));
-  app.route("/v1/payments", paymentRoutes({ pool, secret: config.PAYMENT_WEBHOOK_SECRET }));
+  app.route(
+    "/v1/payments",
+    paymentRoutes({ payments: createPaymentService(pool), secret: config.PAYMENT_WEBHOOK_SECRET }),
+  );
   app.use("/admin/v1/*", requireAdmin(verifyAdmin, verifyUser));
-  app.route("/admin/v1", adminRoutes({ pool, redis }));
+  app.route("/admin/v1", adminRoutes(createBackOffice({ pool, redis })));
 
   app.notFound((c) =>
     replyResponse(problemReply("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`, c.get("traceId"))),

@@ -1,13 +1,14 @@
 export { type BinlogSource, binlogCoordinates, readBinlogSource } from "./binlog-source.ts";
 export { isConnectionLoss, isDatabaseUnavailable, isDuplicateKey, serverErrors } from "./errors.ts";
 export {
-  applyPayment,
   type CloseResult,
   closeExpiredOrders,
   closeOrder,
+  type PaidOrder,
+  type PaymentDecision,
   type PaymentEvent,
-  type PaymentOutcome,
-  type PaymentResult,
+  type PaymentRecord,
+  recordPayment,
 } from "./lifecycle.ts";
 export { type MigrateOptions, migrate } from "./migrate.ts";
 export { type Migration, migrations } from "./migrations.ts";

@@ -64,45 +64,46 @@ export interface PaymentEvent {
   currency: string;
 }
 
-export type PaymentOutcome =
-  | "PAID"
-  | "FAILED_RECORDED"
-  | "REFUND_REQUIRED"
-  | "ALREADY_PAID"
-  | "AMOUNT_MISMATCH"
-  | "UNKNOWN_ORDER";
+/** The order a payment event names, as the event's transaction holds it locked. */
+export interface PaidOrder {
+  state: Order["state"];
+  amountCents: number;
+  currency: string;
+}
 
-export type PaymentResult =
-  | { kind: "processed"; outcome: PaymentOutcome; order: Order }
-  | { kind: "duplicate"; outcome: PaymentOutcome }
-  | { kind: "unknown_order" };
+/** What an event does, decided by the payment policy (packages/sale payments.ts), recorded here. */
+export interface PaymentDecision<Outcome extends string> {
+  outcome: Outcome;
+  /** PENDING → PAID. */
+  pays: boolean;
+  needsRefund: boolean;
+}
+
+export type PaymentRecord<Outcome extends string> =
+  | { kind: "recorded"; outcome: Outcome; order: Order | undefined }
+  | { kind: "duplicate"; outcome: Outcome };
 
 /**
- * Applies a provider's payment event exactly once: the event row and its effect commit together, and
- * the order row is locked first, so a racing expiry either closed it before (refund) or waits.
+ * Records a provider's payment event exactly once: the event row and its effect commit together, and
+ * the order row is locked first, so a racing expiry either closed it before or waits. `decide` is the
+ * policy, given the order as locked (undefined: no such order).
  */
-export async function applyPayment(pool: Pool, event: PaymentEvent): Promise<PaymentResult> {
-  const previous = async (): Promise<PaymentResult> => {
-    const [rows] = await pool.query<RowDataPacket[]>("SELECT outcome FROM payment_event WHERE event_id = ?", [
-      event.eventId,
-    ]);
-    return { kind: "duplicate", outcome: rows[0]?.outcome };
-  };
+export async function recordPayment<Outcome extends string>(
+  pool: Pool,
+  event: PaymentEvent,
+  decide: (order: PaidOrder | undefined, event: PaymentEvent) => PaymentDecision<Outcome>,
+): Promise<PaymentRecord<Outcome>> {
   try {
     return await inTransaction(pool, async (connection) => {
       const [orders] = await connection.query<RowDataPacket[]>(
         "SELECT state, amount_cents, currency FROM sale_order WHERE request_id = ? FOR UPDATE",
         [event.requestId],
       );
-      const order = orders[0];
-      let outcome: PaymentOutcome;
-      if (!order) outcome = "UNKNOWN_ORDER";
-      else if (event.status === "FAILED") outcome = "FAILED_RECORDED";
-      else if (Number(order.amount_cents) !== event.amountCents || order.currency !== event.currency)
-        outcome = "AMOUNT_MISMATCH";
-      else if (order.state === "CLOSED") outcome = "REFUND_REQUIRED";
-      else if (order.state === "PAID") outcome = "ALREADY_PAID";
-      else outcome = "PAID";
+      const row = orders[0];
+      const decision = decide(
+        row && { state: row.state, amountCents: Number(row.amount_cents), currency: row.currency },
+        event,
+      );
       await connection.query(
         `INSERT INTO payment_event (event_id, request_id, status, amount_cents, currency, outcome, needs_refund)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -112,26 +113,26 @@ export async function applyPayment(pool: Pool, event: PaymentEvent): Promise<Pay
           event.status,
           event.amountCents,
           event.currency,
-          outcome,
-          // Money taken that did not pay its order goes back, whatever the reason.
-          event.status === "SUCCEEDED" && outcome !== "PAID",
+          decision.outcome,
+          decision.needsRefund,
         ],
       );
-      if (!order) return { kind: "unknown_order" } as const;
-      if (outcome === "PAID") {
+      if (decision.pays)
         await connection.query(
           "UPDATE sale_order SET state = 'PAID' WHERE request_id = ? AND state = 'PENDING'",
           [event.requestId],
         );
-      }
       return {
-        kind: "processed",
-        outcome,
-        order: (await findOrder(connection, event.requestId)) as Order,
+        kind: "recorded",
+        outcome: decision.outcome,
+        order: row ? await findOrder(connection, event.requestId) : undefined,
       } as const;
     });
   } catch (error) {
-    if (isDuplicateKey(error)) return previous();
-    throw error;
+    if (!isDuplicateKey(error)) throw error;
+    const [rows] = await pool.query<RowDataPacket[]>("SELECT outcome FROM payment_event WHERE event_id = ?", [
+      event.eventId,
+    ]);
+    return { kind: "duplicate", outcome: rows[0]?.outcome };
   }
 }

@@ -1,4 +1,11 @@
+export { type BackOffice, createBackOffice } from "./back-office.ts";
 export { createOverloadGuard, OverloadedError, type OverloadGuard } from "./overload-guard.ts";
+export {
+  createPaymentService,
+  type PaymentOutcome,
+  type PaymentResult,
+  type PaymentService,
+} from "./payments.ts";
 export {
   createPurchaseService,
   type PurchaseObserver,

@@ -8,6 +8,7 @@ import {
   skuRef,
 } from "@flashgate/cache";
 import {
+  findOrder,
   findReplay,
   type Order,
   OutcomeUnknownError,
@@ -255,6 +256,11 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       return answerLocally(request) ?? throughRedis(request);
     },
     skuWindow,
+    /** A buyer's own order by its key: another user's order is indistinguishable from a missing one. */
+    async ownOrder(userId: string, requestId: string): Promise<Order | undefined> {
+      const order = await findOrder(pool, requestId);
+      return order?.userId === userId ? order : undefined;
+    },
   };
 }
 

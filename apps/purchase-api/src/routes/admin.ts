@@ -1,8 +1,6 @@
 import { isRequestId } from "@flashgate/auth";
-import { type FlashgateRedis, skuVerdicts } from "@flashgate/cache";
-import { closeOrder, restock, skuDatabaseView, upsertActivity, upsertSku } from "@flashgate/db";
+import type { BackOffice } from "@flashgate/sale";
 import { Hono } from "hono";
-import type { Pool } from "mysql2/promise";
 import { z } from "zod";
 import { jsonBody, pathId } from "../body.ts";
 import type { AppEnv } from "../env.ts";
@@ -38,14 +36,13 @@ const restockBody = z.strictObject({
   reason: z.string().min(1).max(500),
 });
 
-/** The back-office. Every mutation writes MySQL only; Redis follows through CDC. */
-export function adminRoutes(deps: { pool: Pool; redis: FlashgateRedis }) {
-  const { pool, redis } = deps;
+/** The back-office's HTTP face: validation and answers; the work is the service's. */
+export function adminRoutes(backOffice: BackOffice) {
   return new Hono<AppEnv>()
     .put("/activities/:id", async (c) => {
       const id = pathId(c, "id");
       const { value } = await jsonBody(c, activityBody);
-      const result = await upsertActivity(pool, {
+      const result = await backOffice.saveActivity({
         id,
         name: value.name,
         startsAt: new Date(value.startsAt),
@@ -59,7 +56,7 @@ export function adminRoutes(deps: { pool: Pool; redis: FlashgateRedis }) {
       const activityId = pathId(c, "id");
       const skuId = pathId(c, "skuId");
       const { value } = await jsonBody(c, skuBody);
-      const result = await upsertSku(pool, { activityId, skuId, ...value, operator: c.get("operator") });
+      const result = await backOffice.saveSku({ activityId, skuId, ...value, operator: c.get("operator") });
       if (result === "no_activity") throw new ApiError("NOT_FOUND", "no such activity");
       return c.json({ activityId, skuId, ...value, result }, result === "created" ? 201 : 200);
     })
@@ -67,7 +64,7 @@ export function adminRoutes(deps: { pool: Pool; redis: FlashgateRedis }) {
       const activityId = pathId(c, "id");
       const skuId = pathId(c, "skuId");
       const { value } = await jsonBody(c, restockBody);
-      const result = await restock(pool, { activityId, skuId, ...value, operator: c.get("operator") });
+      const result = await backOffice.restock({ activityId, skuId, ...value, operator: c.get("operator") });
       if (result.kind === "not_found") throw new ApiError("NOT_FOUND", "no such SKU");
       if (result.kind === "below_zero")
         throw new ApiError(
@@ -79,27 +76,14 @@ export function adminRoutes(deps: { pool: Pool; redis: FlashgateRedis }) {
     .get("/activities/:id/skus/:skuId", async (c) => {
       const activityId = pathId(c, "id");
       const skuId = pathId(c, "skuId");
-      const database = await skuDatabaseView(pool, activityId, skuId);
-      if (!database) throw new ApiError("NOT_FOUND", "no such SKU");
-      // The drift check's own fenced and settled verdict: "behind" while CDC catches up is not drift.
-      const [check] = await skuVerdicts(pool, redis, [{ activityId, skuId }]);
-      return c.json({
-        database,
-        cache: check.cache
-          ? {
-              stock: check.cache.available,
-              reservations: check.cache.reservations,
-              buyers: check.cache.buyers,
-              appliedPosition: check.cache.position,
-            }
-          : null,
-        drift: check.verdict,
-      });
+      const view = await backOffice.skuView(activityId, skuId);
+      if (!view) throw new ApiError("NOT_FOUND", "no such SKU");
+      return c.json(view);
     })
     .post("/orders/:requestId/close", async (c) => {
       const requestId = c.req.param("requestId");
       if (!isRequestId(requestId)) throw new ApiError("NOT_FOUND", "no such order");
-      const result = await closeOrder(pool, requestId);
+      const result = await backOffice.closeOrder(requestId);
       if (result.kind === "not_found") throw new ApiError("NOT_FOUND", "no such order");
       if (result.kind === "not_pending")
         throw new ApiError("INVALID_STATE", `the order is ${result.order.state}, only PENDING orders close`);

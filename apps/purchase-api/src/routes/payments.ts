@@ -1,7 +1,6 @@
 import { requestIdPattern, verifyPayloadSignature } from "@flashgate/auth";
-import { applyPayment } from "@flashgate/db";
+import type { PaymentService } from "@flashgate/sale";
 import { Hono } from "hono";
-import type { Pool } from "mysql2/promise";
 import { z } from "zod";
 import { parseJson, rawBody } from "../body.ts";
 import type { AppEnv } from "../env.ts";
@@ -16,13 +15,13 @@ const paymentEvent = z.strictObject({
 });
 
 /** The payment provider's callback: signed, de-duplicated by eventId, applied to MySQL only. */
-export function paymentRoutes(deps: { pool: Pool; secret: string }) {
+export function paymentRoutes(deps: { payments: PaymentService; secret: string }) {
   return new Hono<AppEnv>().post("/callback", async (c) => {
     const raw = await rawBody(c);
     const failure = verifyPayloadSignature(deps.secret, c.req.header("flashgate-signature"), raw);
     if (failure) throw new ApiError("UNAUTHORIZED", `signature ${failure}`);
     const event = parseJson(raw, paymentEvent);
-    const result = await applyPayment(deps.pool, event);
+    const result = await deps.payments.apply(event);
     switch (result.kind) {
       case "unknown_order":
         throw new ApiError("NOT_FOUND", "no such order");
