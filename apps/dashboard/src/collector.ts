@@ -103,7 +103,6 @@ export function createCollector(deps: {
         incidents,
       };
     },
-    series: () => [...series],
     connectors,
   };
 }

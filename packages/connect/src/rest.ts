@@ -185,7 +185,10 @@ export function connectClient(baseUrl: string) {
           throw new ConnectError("refused", `task ${failed.id} FAILED: ${firstLines(failed.trace)}`);
         }
         if (Date.now() > deadline)
-          throw new ConnectError("refused", `timed out waiting for ${name}; last state ${describe(status)}`);
+          throw new ConnectError(
+            "refused",
+            `timed out waiting for ${name}; last state ${describeStatus(status)}`,
+          );
         options.onWait?.(status);
         await sleep(500);
       }
@@ -204,7 +207,7 @@ const sameConfig = (a: Record<string, string>, b: Record<string, string>) => {
 export const firstLines = (trace: string | undefined, lines = 3) =>
   (trace ?? "").split("\n").slice(0, lines).join(" | ");
 
-export const describe = (status: ConnectorStatus | undefined) =>
+export const describeStatus = (status: ConnectorStatus | undefined) =>
   status
     ? `${status.connector.state}; tasks ${status.tasks.map((t) => `${t.id}:${t.state}`).join(", ") || "none"}`
     : "absent";

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import pino, { type Logger } from "pino";
 
 export type { Logger };
@@ -24,5 +23,3 @@ export function createLogger(service: string, level = "info"): Logger {
     },
   });
 }
-
-export const newTraceId = (): string => randomUUID().replaceAll("-", "");

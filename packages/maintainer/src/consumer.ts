@@ -21,7 +21,7 @@ export interface ConsumerOptions {
   batchMax?: number;
 }
 
-type Record = Message<string, string, string, string>;
+type KafkaRecord = Message<string, string, string, string>;
 
 /**
  * Consumes the CDC topics and applies them in batches. Offsets are committed only after Redis holds
@@ -33,7 +33,7 @@ export async function startConsumer(options: ConsumerOptions) {
   const batchMax = options.batchMax ?? 2000;
   await ensureTopics(options.brokers);
 
-  const buffer: Record[] = [];
+  const buffer: KafkaRecord[] = [];
   let wake: (() => void) | undefined;
   let stopping = false;
   // consume() resolves once the group is joined; later rebalances and reconnections flip this.
@@ -77,7 +77,7 @@ export async function startConsumer(options: ConsumerOptions) {
       next.on("consumer:group:leave", () => {
         if (consumer === next) joined = false;
       });
-      nextStream.on("data", (message: Record) => {
+      nextStream.on("data", (message: KafkaRecord) => {
         buffer.push(message);
         if (buffer.length > 5 * batchMax) nextStream.pause();
         wake?.();
@@ -126,7 +126,7 @@ export async function startConsumer(options: ConsumerOptions) {
     salePartitions > 0 &&
     (consumer.assignments?.find((a) => a.topic === topics.sale)?.partitions.length ?? 0) === salePartitions;
 
-  async function applyUntilDone(batch: Record[]): Promise<string | undefined> {
+  async function applyUntilDone(batch: KafkaRecord[]): Promise<string | undefined> {
     const records = batch.map((m) => ({
       topic: m.topic,
       partition: m.partition,
@@ -149,8 +149,8 @@ export async function startConsumer(options: ConsumerOptions) {
     }
   }
 
-  async function commit(batch: Record[]) {
-    const last = new Map<string, Record>();
+  async function commit(batch: KafkaRecord[]) {
+    const last = new Map<string, KafkaRecord>();
     for (const message of batch) last.set(`${message.topic}:${message.partition}`, message);
     await Promise.all(
       [...last.values()].map((message) =>

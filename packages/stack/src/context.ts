@@ -17,8 +17,6 @@ export interface Component {
   port: (ctx: StackContext) => { port: number; variable: string };
   start: (ctx: StackContext) => Promise<void>;
   healthy: (ctx: StackContext) => Promise<boolean>;
-  /** Apps only start when their source exists; infrastructure always does. */
-  present?: () => boolean;
 }
 
 export const databaseName = "flashgate";

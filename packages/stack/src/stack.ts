@@ -20,13 +20,9 @@ import { StackError } from "./wait.ts";
 
 export const infrastructure: Component[] = [database, redis, kafka, connect];
 export const apps: Component[] = [
-  appComponent({
-    name: "cache-maintainer",
-    dir: "cache-maintainer",
-    portVariable: "FLASHGATE_MAINTAINER_PORT",
-  }),
-  appComponent({ name: "purchase-api", dir: "purchase-api", portVariable: "FLASHGATE_API_PORT" }),
-  appComponent({ name: "dashboard", dir: "dashboard", portVariable: "FLASHGATE_DASHBOARD_PORT" }),
+  appComponent({ name: "cache-maintainer", portVariable: "FLASHGATE_MAINTAINER_PORT" }),
+  appComponent({ name: "purchase-api", portVariable: "FLASHGATE_API_PORT" }),
+  appComponent({ name: "dashboard", portVariable: "FLASHGATE_DASHBOARD_PORT" }),
 ];
 
 /** The Debezium connector for the stack's engine (connectors/). */
@@ -89,7 +85,7 @@ export async function up(ctx: StackContext, options: UpOptions = {}): Promise<st
   if (options.only) return started;
   await registerConnector(ctx);
   if (options.withApps ?? true) {
-    for (const app of apps.filter((a) => a.present?.() ?? true)) await startIfNeeded(app);
+    for (const app of apps) await startIfNeeded(app);
   }
   return started;
 }
@@ -134,10 +130,19 @@ export async function registerConnector(ctx: StackContext) {
   const step = ctx.progress.step(`connector ${connector.name}`);
   const client = connectClient(connectUrl(ctx));
   const { changed } = await client.put(connector);
+  // A task that failed earlier (a config stored by an older release, a password fixed since) stays
+  // FAILED until restarted: restart it and give it time, rather than report the old failure.
+  const status = await client.statusIfExists(connector.name);
+  const failed = [status?.connector, ...(status?.tasks ?? [])].some((part) => part?.state === "FAILED");
+  if (failed) {
+    step.waiting("restarting what had FAILED");
+    await client.restart(connector.name, true);
+  }
   await client.waitUntil(connector.name, isRunning, {
+    failedGraceMs: failed || changed ? 30_000 : 0,
     onWait: () => step.waiting(`connector ${connector.name} and its tasks to be RUNNING`),
   });
-  step.done(changed ? "registered, RUNNING" : "unchanged, RUNNING");
+  step.done(`${changed ? "registered" : "unchanged"}${failed ? ", restarted" : ""}, RUNNING`);
 }
 
 /** Stops by recorded pid, apps first so nothing writes into a stopping database. */
@@ -176,7 +181,7 @@ export interface ComponentStatus {
 }
 
 export async function status(ctx: StackContext): Promise<ComponentStatus[]> {
-  const components = [...infrastructure, ...apps.filter((a) => a.present?.() ?? true)];
+  const components = [...infrastructure, ...apps];
   return Promise.all(
     components.map(async (component) => {
       const pid = readPid(ctx.paths.pids, component.name) ?? null;
@@ -199,7 +204,6 @@ export function endpoints(ctx: StackContext): Record<string, string> {
     kafka: `127.0.0.1:${config.FLASHGATE_KAFKA_PORT}`,
     connect: connectUrl(ctx),
   };
-  for (const app of apps.filter((a) => a.present?.() ?? true))
-    list[app.name] = `http://127.0.0.1:${app.port(ctx).port}`;
+  for (const app of apps) list[app.name] = `http://127.0.0.1:${app.port(ctx).port}`;
   return list;
 }

@@ -5,7 +5,7 @@ import {
   ConnectError,
   closedSnapshotWindows,
   connectClient,
-  describe,
+  describeStatus,
   firstLines,
   isRunning,
   missingEnvPlaceholders,
@@ -69,7 +69,7 @@ export function registerConnectorCommands(program: Command) {
     const statuses = await Promise.all(names.map((name) => c.status(name)));
     out(
       common(),
-      statuses.map((s) => `${s.name.padEnd(24)} ${describe(s)}`).join("\n") || "(no connectors)",
+      statuses.map((s) => `${s.name.padEnd(24)} ${describeStatus(s)}`).join("\n") || "(no connectors)",
       statuses,
     );
   });
@@ -111,7 +111,7 @@ export function registerConnectorCommands(program: Command) {
       const status = await c.waitUntil(connector.name, isRunning, {
         onWait: (s) =>
           process.stderr.write(
-            `  … waiting for ${connector.name} to be RUNNING: ${describe(s)} (${((Date.now() - started) / 1000).toFixed(1)}s)\n`,
+            `  … waiting for ${connector.name} to be RUNNING: ${describeStatus(s)} (${((Date.now() - started) / 1000).toFixed(1)}s)\n`,
           ),
       });
       out(
@@ -152,7 +152,7 @@ export function registerConnectorCommands(program: Command) {
       await c.restart(name, Boolean(options.failedOnly));
       // Connect may still report the old FAILED state for a moment after accepting the restart.
       const status = await c.waitUntil(name, isRunning, { failedGraceMs: 15_000 });
-      out(common(), `✓ restarted ${name}: ${describe(status)}`, status);
+      out(common(), `✓ restarted ${name}: ${describeStatus(status)}`, status);
     });
 
   connectors.command("offsets <name>").action(async (name: string) => {

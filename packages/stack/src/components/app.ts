@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Component, StackContext } from "../context.ts";
 import { appDbUser, databaseName } from "../context.ts";
@@ -24,18 +23,17 @@ export const appEnv = (ctx: StackContext): Record<string, string> => ({
 });
 
 interface AppSpec {
+  /** Also its directory under apps/. */
   name: string;
-  dir: string;
   portVariable: "FLASHGATE_API_PORT" | "FLASHGATE_MAINTAINER_PORT" | "FLASHGATE_DASHBOARD_PORT";
 }
 
 export function appComponent(spec: AppSpec): Component {
-  const entry = join(repoRoot, "apps", spec.dir, "src", "main.ts");
+  const entry = join(repoRoot, "apps", spec.name, "src", "main.ts");
   const url = (ctx: StackContext) => `http://127.0.0.1:${ctx.config[spec.portVariable]}`;
   const ready = (ctx: StackContext) => answersOk(`${url(ctx)}/readyz`, 1500);
   return {
     name: spec.name,
-    present: () => existsSync(entry),
     port: (ctx) => ({ port: ctx.config[spec.portVariable], variable: spec.portVariable }),
     async start(ctx) {
       const step = ctx.progress.step(`${spec.name} on ${url(ctx)}`);
