@@ -158,9 +158,7 @@ export function writeResultsMarkdown(): void {
     }
     lines.push("");
   }
-  const lag = results.lag?.data as
-    | { seconds: number; results: ResultRow[]; highestBoundedRate: number | null }
-    | undefined;
+  const lag = results.lag?.data as { seconds: number; results: ResultRow[] } | undefined;
   if (lag) {
     lines.push(
       `## CDC lag (${results.lag.file})`,
@@ -176,7 +174,12 @@ export function writeResultsMarkdown(): void {
       lines.push(
         `| ${r.targetPerSecond} | ${r.achievedPerSecond} | ${r.appliedChanges} | ${r.lagP50Ms ?? "–"} | ${r.lagP99Ms ?? "–"} | ${r.bounded ? "yes" : "no"} |`,
       );
-    lines.push("", `Highest rate with p99 < 1 s: **${lag.highestBoundedRate ?? "none"}** changes/s`);
+    // The rate the writer reached, not the one it aimed at: with a sync per commit it may fall short.
+    const bounded = lag.results.filter((r) => r.bounded).map((r) => r.achievedPerSecond as number);
+    lines.push(
+      "",
+      `Highest achieved rate with p99 < 1 s: **${bounded.length ? Math.max(...bounded) : "none"}** changes/s`,
+    );
     writeFileSync(
       join(repoRoot, "bench", "lag.svg"),
       barChart(

@@ -73,6 +73,5 @@ export async function lagScenario(pool: Pool, maintainerUrl: string, rates: numb
       bounded: p99 !== undefined && p99 < 1 && applied >= 0.99 * (sent - dropped),
     });
   }
-  const bounded = results.filter((r) => r.bounded).map((r) => r.targetPerSecond);
-  return { seconds, results, highestBoundedRate: bounded.length ? Math.max(...bounded) : null };
+  return { seconds, results };
 }
