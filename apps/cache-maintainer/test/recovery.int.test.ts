@@ -133,7 +133,7 @@ describe("cache-maintainer recovery", () => {
     await eventually(async () => expect((await fetch(`${maintainer.url}/readyz`)).status).toBe(200), {
       timeoutMs: 30_000,
     });
-  });
+  }, 240_000); // its own waits (60 s, the restart, 90 s, 30 s) bound it, not the default 120 s
 
   it("a new consumer group replaying the topics from the start changes nothing", async () => {
     const skus = await newSkus(c.pool, 3);
