@@ -73,9 +73,6 @@ describe("payments and expiry", () => {
       [orders.map((o) => o.requestId)],
     );
     expect(Number((refunds as { n: number }[])[0].n)).toBe(ledger.closed);
-    console.log(
-      `collisions: ${ledger.paid} paid, ${ledger.closed} closed (each closed one has a refund record)`,
-    );
   });
 
   it("a duplicated callback is applied once; forged, altered and stale signatures get 401", async () => {

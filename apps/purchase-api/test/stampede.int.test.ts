@@ -43,7 +43,6 @@ describe("purchase stampede", () => {
     expect(ledger.available + sold(ledger)).toBe(50);
     expect(sold(ledger)).toBe(50);
     const perUnit = ((await api.transactions()) - before) / 50;
-    console.log(`database purchase transactions attempted per unit sold: ${perUnit.toFixed(3)}`);
     expect(perUnit).toBeLessThanOrEqual(1.1);
   });
 

@@ -128,6 +128,27 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
     expect(await redis.hmget(keys.sku, "buyers", "pos")).toEqual(["0", at(1004)]);
   });
 
+  it("never counts a purchase's unit twice while its changes arrive, whatever batches CDC splits them into", async () => {
+    // The transaction's binlog order: the order row first, then the decrement (ADR 0005).
+    const changes = [order(at(1001), "42", 1), stock(at(1002), 9)];
+    for (const split of [[2], [1, 1]]) {
+      const { ids, keys } = await loaded({ available: 10 });
+      const limits = { reservationTtlMs: 60_000, rateLimit: 10, rateWindowMs: 1000 };
+      await reserveUnit(redis, { ...ids, userId: "42", requestId: "k-42" }, limits);
+      const effective = async () =>
+        Number(await redis.hget(keys.sku, "available")) - (await redis.zcard(keys.reservations));
+      expect(await effective()).toBe(9);
+      let from = 0;
+      for (const size of split) {
+        await apply(ids, changes.slice(from, from + size));
+        from += size;
+        // Never below MySQL's 9 (a false SOLD_OUT); between the two changes one above, which MySQL refuses.
+        expect(await effective()).toBeGreaterThanOrEqual(9);
+      }
+      expect(await effective()).toBe(9);
+    }
+  });
+
   it("drops the SKU when its row is deleted", async () => {
     const { ids, keys } = await loaded();
     expect((await apply(ids, [{ k: "gone", op: "d", pos: at(1001) }, stock(at(1002), 1)])).verdict).toBe(

@@ -49,7 +49,6 @@ describe("decision batcher (group commit on the hot row, real database)", () => 
     expect(sold(ledger)).toBe(40);
     // A lone first buyer, a full batch of 25, then 34 buyers for 14 units: that batch is decided alone.
     expect(transactions.length).toBeLessThan(60);
-    console.log(`60 buyers, 40 units: ${transactions.length} transactions`);
   });
 
   it("a batch holding a buyer who already bought: that one is refused, the others get their units", async () => {
