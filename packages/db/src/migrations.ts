@@ -1,7 +1,9 @@
+import { readdirSync, readFileSync } from "node:fs";
+
 /**
- * Schema migrations, applied in order and recorded in schema_migrations. Every statement is safe to
- * re-run (IF NOT EXISTS / DROP … IF EXISTS) because DDL auto-commits: a crash between a statement and
- * its bookkeeping row must not wedge the next start. All SQL runs on MariaDB 10.11 and MySQL 8.
+ * Schema migrations: `packages/db/migrations/NNN-name.sql`, applied in order and recorded in
+ * schema_migrations. A file's statements end with a line holding only ";" (a trigger's body has
+ * semicolons of its own). Every statement is safe to re-run, since DDL commits on its own.
  */
 export interface Migration {
   version: number;
@@ -9,98 +11,20 @@ export interface Migration {
   statements: string[];
 }
 
-export const migrations: Migration[] = [
-  {
-    version: 1,
-    name: "sale schema",
-    statements: [
-      `CREATE TABLE IF NOT EXISTS activity (
-        id BIGINT PRIMARY KEY,
-        name VARCHAR(200) NOT NULL,
-        starts_at DATETIME(3) NOT NULL,
-        ends_at DATETIME(3) NOT NULL,
-        payment_timeout_s INT NOT NULL DEFAULT 900,
-        rebuy_after_close BOOLEAN NOT NULL DEFAULT FALSE,
-        updated_at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3)
-      ) ENGINE=InnoDB`,
-      `CREATE TABLE IF NOT EXISTS sale_stock (
-        activity_id BIGINT NOT NULL,
-        sku_id BIGINT NOT NULL,
-        available INT NOT NULL,
-        price_cents BIGINT NOT NULL,
-        currency CHAR(3) NOT NULL,
-        updated_at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3),
-        PRIMARY KEY (activity_id, sku_id),
-        CONSTRAINT available_not_negative CHECK (available >= 0)
-      ) ENGINE=InnoDB`,
-      // closed_seq is 0 for every live order, so one_purchase keeps one live order per user; closing an
-      // order of a rebuy activity moves it out of the way (see the trigger in migration 2).
-      `CREATE TABLE IF NOT EXISTS sale_order (
-        request_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin PRIMARY KEY,
-        activity_id BIGINT NOT NULL,
-        sku_id BIGINT NOT NULL,
-        user_id BIGINT NOT NULL,
-        state ENUM('PENDING','PAID','CLOSED') NOT NULL,
-        amount_cents BIGINT NOT NULL,
-        currency CHAR(3) NOT NULL,
-        created_at DATETIME(3) NOT NULL,
-        expires_at DATETIME(3) NOT NULL,
-        updated_at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3),
-        closed_seq BIGINT UNSIGNED NOT NULL DEFAULT 0,
-        UNIQUE KEY one_purchase (activity_id, sku_id, user_id, closed_seq),
-        KEY pending_expiry (state, expires_at),
-        KEY by_sku (activity_id, sku_id, state)
-      ) ENGINE=InnoDB`,
-      `CREATE TABLE IF NOT EXISTS stock_ledger (
-        id BIGINT AUTO_INCREMENT PRIMARY KEY,
-        activity_id BIGINT NOT NULL,
-        sku_id BIGINT NOT NULL,
-        delta INT NOT NULL,
-        available_after INT NOT NULL,
-        reason VARCHAR(500) NOT NULL,
-        operator VARCHAR(200) NOT NULL,
-        created_at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
-        KEY by_sku (activity_id, sku_id, id)
-      ) ENGINE=InnoDB`,
-      `CREATE TABLE IF NOT EXISTS payment_event (
-        event_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin PRIMARY KEY,
-        request_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-        status VARCHAR(16) NOT NULL,
-        amount_cents BIGINT NOT NULL,
-        currency CHAR(3) NOT NULL,
-        outcome VARCHAR(32) NOT NULL,
-        needs_refund BOOLEAN NOT NULL DEFAULT FALSE,
-        received_at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
-        KEY by_order (request_id),
-        KEY refunds (needs_refund)
-      ) ENGINE=InnoDB`,
-      `CREATE TABLE IF NOT EXISTS debezium_signal (
-        id VARCHAR(42) PRIMARY KEY,
-        type VARCHAR(32) NOT NULL,
-        data VARCHAR(2048) NULL
-      ) ENGINE=InnoDB`,
-      // Debezium's heartbeat.action.query bumps this row, so an idle database still yields a change whose
-      // millisecond timestamp measures end-to-end lag.
-      `CREATE TABLE IF NOT EXISTS cdc_heartbeat (
-        id TINYINT PRIMARY KEY,
-        beat_at DATETIME(3) NOT NULL
-      ) ENGINE=InnoDB`,
-    ],
-  },
-  {
-    version: 2,
-    name: "rebuy after close",
-    statements: [
-      "DROP TRIGGER IF EXISTS sale_order_rebuy_on_close",
-      // Runs for every write path, raw SQL included: a DBA closing an order by hand frees the user too.
-      `CREATE TRIGGER sale_order_rebuy_on_close BEFORE UPDATE ON sale_order FOR EACH ROW
-       BEGIN
-         IF NEW.state = 'CLOSED' AND OLD.state <> 'CLOSED' AND NEW.closed_seq = 0 THEN
-           IF (SELECT rebuy_after_close FROM activity WHERE id = NEW.activity_id) THEN
-             SET NEW.closed_seq = UUID_SHORT();
-           END IF;
-         END IF;
-       END`,
-    ],
-  },
-];
+const dir = new URL("../migrations/", import.meta.url);
+
+const withoutComments = (sql: string) =>
+  sql
+    .split("\n")
+    .filter((line) => !line.trimStart().startsWith("--"))
+    .join("\n")
+    .trim();
+
+export const migrations: Migration[] = readdirSync(dir)
+  .filter((file) => /^\d{3}-[a-z0-9-]+\.sql$/.test(file))
+  .sort()
+  .map((file) => ({
+    version: Number(file.slice(0, 3)),
+    name: file.slice(4, -4).replaceAll("-", " "),
+    statements: readFileSync(new URL(file, dir), "utf8").split(/^;$/m).map(withoutComments).filter(Boolean),
+  }));
