@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { cpus, totalmem } from "node:os";
-import { parseConfig, stackConfigSchema } from "@flashgate/config";
+import { databaseEngineOf } from "@flashgate/config";
 import {
   appEnv,
   consoleProgress,
@@ -12,7 +12,7 @@ import {
 import type { Pool, RowDataPacket } from "mysql2/promise";
 
 /** The bench stack has its own ports and data dir, so a run never disturbs a dev or test stack. */
-const engine = parseConfig(stackConfigSchema.pick({ FLASHGATE_DB: true }), process.env).FLASHGATE_DB;
+const engine = databaseEngineOf(process.env);
 
 const benchStackEnv: Record<string, string> = {
   FLASHGATE_HOME: sideStackHome("bench", engine),

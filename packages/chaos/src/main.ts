@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { parseConfig, stackConfigSchema } from "@flashgate/config";
+import { databaseEngineOf } from "@flashgate/config";
 import { appEnv, consoleProgress, down, repoRoot, sideStackHome, stackContext, up } from "@flashgate/stack";
 import { profiles } from "./profiles.ts";
 import { runChaos } from "./run.ts";
@@ -22,7 +22,7 @@ if (!Number.isSafeInteger(seed) || !(profile.durationMs > 0)) {
   process.exit(2);
 }
 
-const engine = parseConfig(stackConfigSchema.pick({ FLASHGATE_DB: true }), process.env).FLASHGATE_DB;
+const engine = databaseEngineOf(process.env);
 // The chaos stack has its own ports and data dir: faults here never reach a dev, test or bench stack.
 const stack = {
   FLASHGATE_HOME: sideStackHome("chaos", engine),

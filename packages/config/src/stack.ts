@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { port } from "./fields.ts";
+import { parseConfig } from "./parse.ts";
 
 /** Default ports of the dev stack (docs/architecture.md, Stacks and ports). */
 export const stackPorts = {
@@ -11,18 +12,6 @@ export const stackPorts = {
   purchaseApi: 8080,
   cacheMaintainer: 8082,
   dashboard: 8084,
-} as const;
-
-/** The test stack's own set, so tests never touch a running dev stack. */
-export const testStackPorts = {
-  database: 13307,
-  redis: 16380,
-  kafka: 19092,
-  kafkaController: 19093,
-  connect: 18083,
-  purchaseApi: 18080,
-  cacheMaintainer: 18082,
-  dashboard: 18084,
 } as const;
 
 /** The database engines the stack can run; MySQL 8 is what production runs. */
@@ -51,3 +40,7 @@ export const stackConfigSchema = z.object({
 });
 
 export type StackConfig = z.infer<typeof stackConfigSchema>;
+
+/** The engine FLASHGATE_DB names (MySQL unless it says mariadb): the test, bench and chaos stacks follow it. */
+export const databaseEngineOf = (env: Record<string, string | undefined>): DatabaseEngine =>
+  parseConfig(stackConfigSchema.pick({ FLASHGATE_DB: true }), env).FLASHGATE_DB;
