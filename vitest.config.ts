@@ -24,6 +24,8 @@ export default defineConfig({
           name: "database",
           include: ["{apps,packages}/*/src/**/*.db.test.ts"],
           globalSetup: ["packages/testkit/src/fast-tier-setup.ts"],
+          // Some files turn the whole server read-only for a moment: no other file may write meanwhile.
+          fileParallelism: false,
           hookTimeout: 300_000,
         },
       },

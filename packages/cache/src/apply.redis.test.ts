@@ -166,6 +166,8 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
       { ...ids, userId: "1", requestId: "k" },
       { reservationTtlMs: 60_000, rateLimit: 10, rateWindowMs: 1000 },
     );
+    // The load set the hash's expiry, the reservation made its keys without one: the apply sets all three.
+    await redis.persist(keys.sku);
     await apply(ids, [stock(at(1001), 3)]);
     for (const key of [keys.sku, keys.reservations, keys.reservationRequests])
       expect(await redis.pexpiretime(key)).toBe(endsAt.getTime() + endedGraceMs);

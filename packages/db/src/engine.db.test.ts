@@ -1,5 +1,5 @@
 import { adminConnection, databaseName } from "@flashgate/stack";
-import { fastDatabaseUrl, fastTierContext, freshIds, testEngine } from "@flashgate/testkit";
+import { failureOf, fastDatabaseUrl, fastTierContext, freshIds, testEngine } from "@flashgate/testkit";
 import type { Connection, Pool, RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { binlogCoordinates } from "./binlog-source.ts";
@@ -19,12 +19,6 @@ async function globalPrivileges(admin: Connection, user: string): Promise<string
     .filter((privilege) => privilege !== "USAGE" && privilege !== "")
     .sort();
 }
-
-const failureOf = async (statement: Promise<unknown>) =>
-  statement.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
 
 describe(`the database as flashgate needs it (${engine})`, () => {
   let admin: Connection;

@@ -11,7 +11,7 @@ export {
   recordPayment,
 } from "./lifecycle.ts";
 export { type MigrateOptions, migrate } from "./migrate.ts";
-export { type Migration, migrations } from "./migrations.ts";
+export { type Migration, readMigrations } from "./migrations.ts";
 export { findBlockingOrder, findOrder, type Order, type OrderState, soldOutBuyers } from "./orders.ts";
 export { createPool, warmPool } from "./pool.ts";
 export {

@@ -1,5 +1,5 @@
 import type { Connection } from "mysql2/promise";
-import { migrations as allMigrations, type Migration } from "./migrations.ts";
+import { type Migration, readMigrations } from "./migrations.ts";
 
 export interface MigrateOptions {
   database: string;
@@ -27,7 +27,7 @@ export async function migrate(admin: Connection, options: MigrateOptions): Promi
   const [rows] = await admin.query("SELECT version FROM schema_migrations");
   const done = new Set((rows as { version: number }[]).map((row) => row.version));
   const applied: number[] = [];
-  for (const migration of allMigrations) {
+  for (const migration of readMigrations()) {
     if (done.has(migration.version)) continue;
     for (const statement of migration.statements) await admin.query(statement);
     await admin.query("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", [

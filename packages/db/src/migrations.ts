@@ -20,11 +20,13 @@ const withoutComments = (sql: string) =>
     .join("\n")
     .trim();
 
-export const migrations: Migration[] = readdirSync(dir)
-  .filter((file) => /^\d{3}-[a-z0-9-]+\.sql$/.test(file))
-  .sort()
-  .map((file) => ({
-    version: Number(file.slice(0, 3)),
-    name: file.slice(4, -4).replaceAll("-", " "),
-    statements: readFileSync(new URL(file, dir), "utf8").split(/^;$/m).map(withoutComments).filter(Boolean),
-  }));
+/** Read when migrating, not when the package is imported: every app imports it, one migrates. */
+export const readMigrations = (): Migration[] =>
+  readdirSync(dir)
+    .filter((file) => /^\d{3}-[a-z0-9-]+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({
+      version: Number(file.slice(0, 3)),
+      name: file.slice(4, -4).replaceAll("-", " "),
+      statements: readFileSync(new URL(file, dir), "utf8").split(/^;$/m).map(withoutComments).filter(Boolean),
+    }));

@@ -1,4 +1,4 @@
-import { Registry } from "prom-client";
+import { Counter, Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { serviceRoutes } from "./service-routes.ts";
 
@@ -30,10 +30,11 @@ describe("serviceRoutes", () => {
 
   it("serves liveness and the registry's metrics", async () => {
     const registry = new Registry();
-    registry.setDefaultLabels({ app: "test" });
+    new Counter({ name: "served_total", help: "a counter of this registry", registers: [registry] }).inc(3);
     const routes = serviceRoutes({}, registry);
     expect((await routes.request("/healthz")).status).toBe(200);
     const metrics = await routes.request("/metrics");
     expect(metrics.headers.get("content-type")).toBe(registry.contentType);
+    expect(await metrics.text()).toMatch(/^served_total 3$/m);
   });
 });

@@ -15,3 +15,10 @@ export async function eventually<T>(
     }
   }
 }
+
+/** What a promise rejected with, or undefined if it resolved: for asserting on a real server's error. */
+export const failureOf = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );

@@ -1,7 +1,7 @@
 export { adminToken, idempotencyKey, type Problem, problemOf, serveApp, userToken } from "./api-harness.ts";
 export { cachedAvailable, clients, expectConverged, startMaintainer } from "./cache-harness.ts";
 export { fastDatabaseUrl, fastRedisUrl, fastTierContext, stackEnv, testContext } from "./env.ts";
-export { eventually } from "./eventually.ts";
+export { eventually, failureOf } from "./eventually.ts";
 export { freshIds } from "./ids.ts";
 export { type AppProcess, freePort, startAppProcess } from "./processes.ts";
 export { saleChangesOf } from "./sale-changes.ts";
