@@ -1,34 +1,39 @@
-import { defineConfig } from "vitest/config";
+import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+
+/** The tiers that need at most one real part: what `npm run test:unit` and mutation testing run. */
+export const fastTiers: TestProjectInlineConfiguration[] = [
+  {
+    test: {
+      name: "unit",
+      include: ["{apps,packages}/*/src/**/*.test.ts"],
+      exclude: ["**/*.int.test.ts", "**/*.redis.test.ts", "**/*.db.test.ts", "**/node_modules/**"],
+    },
+  },
+  // Each against the one real part it uses, started alone (Lua on Redis, SQL on the database).
+  {
+    test: {
+      name: "redis",
+      include: ["{apps,packages}/*/src/**/*.redis.test.ts"],
+      globalSetup: ["packages/testkit/src/fast-tier-setup.ts"],
+      hookTimeout: 120_000,
+    },
+  },
+  {
+    test: {
+      name: "database",
+      include: ["{apps,packages}/*/src/**/*.db.test.ts"],
+      globalSetup: ["packages/testkit/src/fast-tier-setup.ts"],
+      // Some files turn the whole server read-only for a moment: no other file may write meanwhile.
+      fileParallelism: false,
+      hookTimeout: 300_000,
+    },
+  },
+];
 
 export default defineConfig({
   test: {
     projects: [
-      {
-        test: {
-          name: "unit",
-          include: ["{apps,packages}/*/src/**/*.test.ts"],
-          exclude: ["**/*.int.test.ts", "**/*.redis.test.ts", "**/*.db.test.ts", "**/node_modules/**"],
-        },
-      },
-      // The fast tiers: each against the one real part it uses, started alone (Lua on Redis, SQL on the database).
-      {
-        test: {
-          name: "redis",
-          include: ["{apps,packages}/*/src/**/*.redis.test.ts"],
-          globalSetup: ["packages/testkit/src/fast-tier-setup.ts"],
-          hookTimeout: 120_000,
-        },
-      },
-      {
-        test: {
-          name: "database",
-          include: ["{apps,packages}/*/src/**/*.db.test.ts"],
-          globalSetup: ["packages/testkit/src/fast-tier-setup.ts"],
-          // Some files turn the whole server read-only for a moment: no other file may write meanwhile.
-          fileParallelism: false,
-          hookTimeout: 300_000,
-        },
-      },
+      ...fastTiers,
       {
         test: {
           name: "integration",

@@ -1,4 +1,5 @@
-import { compareSku, type FlashgateRedis } from "@flashgate/cache";
+import type { FlashgateRedis } from "@flashgate/cache";
+import { compareSku } from "@flashgate/sync";
 import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { createSale, newSale } from "../lib/sale.ts";

@@ -1,4 +1,5 @@
-import { compareSku, type FlashgateRedis } from "@flashgate/cache";
+import type { FlashgateRedis } from "@flashgate/cache";
+import { compareSku } from "@flashgate/sync";
 import { parsePrometheus, sumOf } from "@flashgate/telemetry";
 import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";

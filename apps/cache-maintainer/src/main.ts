@@ -1,4 +1,4 @@
-import { reconcile, withScripts } from "@flashgate/cache";
+import { withScripts } from "@flashgate/cache";
 import { closeExpiredOrders, createPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
 import {
@@ -8,6 +8,7 @@ import {
   createRebuilder,
   startConsumer,
 } from "@flashgate/maintainer";
+import { reconcile } from "@flashgate/sync";
 import { serve } from "@hono/node-server";
 import { Redis } from "ioredis";
 import { createApp } from "./app.ts";

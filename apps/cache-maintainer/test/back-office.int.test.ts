@@ -1,4 +1,5 @@
-import { appliedWatermarkKey, readCachedSku, reconcile } from "@flashgate/cache";
+import { appliedWatermarkKey, readCachedSku } from "@flashgate/cache";
+import { reconcile } from "@flashgate/sync";
 import {
   type AppProcess,
   adminToken,

@@ -2,12 +2,11 @@ import {
   activitySkusKey,
   applyActivityChange,
   binlogSourceKey,
-  compareSku,
-  loadSkuFromDatabase,
   readCachedSku,
   skuKeys,
 } from "@flashgate/cache";
 import { adminConnection, databaseName } from "@flashgate/stack";
+import { compareSku, loadSkuFromDatabase } from "@flashgate/sync";
 import {
   type AppProcess,
   clients,

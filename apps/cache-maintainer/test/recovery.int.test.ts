@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { compareSku, readCachedSku, skuKeys } from "@flashgate/cache";
+import { readCachedSku, skuKeys } from "@flashgate/cache";
 import { up } from "@flashgate/stack";
+import { compareSku } from "@flashgate/sync";
 import { parsePrometheus, sumOf } from "@flashgate/telemetry";
 import {
   type AppProcess,

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { FlashgateRedis } from "@flashgate/cache";
-import { driftIncidents } from "@flashgate/cache";
 import type { Logger } from "@flashgate/logger";
+import { driftIncidents } from "@flashgate/sync";
 import { serviceRoutes } from "@flashgate/telemetry";
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";

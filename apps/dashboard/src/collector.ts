@@ -1,5 +1,6 @@
-import { type DriftCheck, driftIncidents, type FlashgateRedis, reconcile } from "@flashgate/cache";
+import type { FlashgateRedis } from "@flashgate/cache";
 import { type ConnectorStatus, connectClient } from "@flashgate/connect";
+import { type DriftCheck, driftIncidents, reconcile } from "@flashgate/sync";
 import { histogramBuckets, parsePrometheus, quantileBetween, type Sample, sumOf } from "@flashgate/telemetry";
 import type { Pool } from "mysql2/promise";
 

@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { reconcile, skuKeys } from "@flashgate/cache";
+import { skuKeys } from "@flashgate/cache";
 import { createLogger } from "@flashgate/logger";
 import { repoRoot } from "@flashgate/stack";
+import { reconcile } from "@flashgate/sync";
 import {
   type AppProcess,
   clients,

@@ -1,11 +1,10 @@
 import { binlogPosition } from "@flashgate/cdc";
-import type { SkuSnapshot } from "@flashgate/db";
 import { fastRedisUrl, freshIds } from "@flashgate/testkit";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyActivityChange, applySkuChanges, type SkuChange } from "./apply.ts";
-import { activitySkusKey, buyerField, skuKeys, skuRef, unitsBackChannel } from "./keys.ts";
-import { endedGraceMs, writeSkuSnapshot } from "./load-sku.ts";
+import { activitySkusKey, buyerField, endedGraceMs, skuKeys, skuRef, unitsBackChannel } from "./keys.ts";
+import { type SkuLoad, writeSkuLoad } from "./load.ts";
 import { reserveUnit } from "./reserve.ts";
 import { type FlashgateRedis, withScripts } from "./scripts.ts";
 
@@ -42,9 +41,8 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
     listener.disconnect();
   });
 
-  const snapshot = (fields: Partial<SkuSnapshot> = {}): SkuSnapshot => ({
-    binlogFile: "binlog.000002",
-    binlogPos: 1000,
+  const snapshot = (fields: Partial<SkuLoad> = {}): SkuLoad => ({
+    position: at(1000),
     available: 10,
     priceCents: 1999,
     currency: "EUR",
@@ -54,9 +52,9 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
     buyers: [],
     ...fields,
   });
-  async function loaded(fields: Partial<SkuSnapshot> = {}) {
+  async function loaded(fields: Partial<SkuLoad> = {}) {
     const ids = freshIds();
-    expect(await writeSkuSnapshot(redis, ids.activityId, ids.skuId, snapshot(fields))).toBe("loaded");
+    expect(await writeSkuLoad(redis, ids.activityId, ids.skuId, snapshot(fields))).toBe("loaded");
     return { ids, keys: skuKeys(ids.activityId, ids.skuId) };
   }
   const apply = (ids: { activityId: number; skuId: number }, changes: SkuChange[]) =>
@@ -176,12 +174,12 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
   it("a load never replaces a newer state, unless forced after the binlog source changed", async () => {
     const { ids, keys } = await loaded();
     await apply(ids, [stock(at(2000), 1)]);
-    expect(await writeSkuSnapshot(redis, ids.activityId, ids.skuId, snapshot({ available: 9 }))).toBe(
+    expect(await writeSkuLoad(redis, ids.activityId, ids.skuId, snapshot({ available: 9 }))).toBe(
       "newer_in_cache",
     );
     expect(await redis.hget(keys.sku, "available")).toBe("1");
     expect(await redis.keys(`${keys.loadPrefix}*`)).toEqual([]);
-    await writeSkuSnapshot(redis, ids.activityId, ids.skuId, snapshot({ available: 9 }), { force: true });
+    await writeSkuLoad(redis, ids.activityId, ids.skuId, snapshot({ available: 9 }), { force: true });
     expect(await redis.hmget(keys.sku, "available", "pos")).toEqual(["9", at(1000)]);
   });
 
@@ -191,7 +189,7 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
     for (const user of ["2", "3"])
       await reserveUnit(redis, { ...ids, userId: user, requestId: `k${user}` }, limits);
     const buyers = Array.from({ length: 2500 }, (_, i) => String(10_000 + i)).concat("2");
-    await writeSkuSnapshot(redis, ids.activityId, ids.skuId, snapshot({ binlogPos: 3000, buyers }));
+    await writeSkuLoad(redis, ids.activityId, ids.skuId, snapshot({ position: at(3000), buyers }));
     expect(await redis.hexists(keys.sku, buyerField("1"))).toBe(0);
     expect(await redis.hexists(keys.sku, buyerField("12499"))).toBe(1);
     expect(await redis.hget(keys.sku, "buyers")).toBe(String(buyers.length));
@@ -208,7 +206,7 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
     expect(
       (await applyActivityChange(redis, ids.activityId, { position: at(4000), ...window })).applied,
     ).toBe(0);
-    await writeSkuSnapshot(redis, ids.activityId, ids.skuId, snapshot({ binlogPos: 4500 }));
+    await writeSkuLoad(redis, ids.activityId, ids.skuId, snapshot({ position: at(4500) }));
     expect(await redis.hmget(keys.sku, "ends_ms", "rebuy", "apos", "pos")).toEqual([
       String(window.endsMs),
       "1",
@@ -220,7 +218,7 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
   it("keeps nothing of a sale that ended more than a day ago", async () => {
     const ids = freshIds();
     const ended = snapshot({ endsAt: new Date(Date.now() - endedGraceMs - 1) });
-    expect(await writeSkuSnapshot(redis, ids.activityId, ids.skuId, ended)).toBe("ended");
+    expect(await writeSkuLoad(redis, ids.activityId, ids.skuId, ended)).toBe("ended");
     expect(await redis.exists(skuKeys(ids.activityId, ids.skuId).sku)).toBe(0);
   });
 });

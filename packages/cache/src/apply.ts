@@ -1,5 +1,4 @@
-import { activitySkusKey, skuKeys, skuRef, unitsBackChannel } from "./keys.ts";
-import { endedGraceMs } from "./load-sku.ts";
+import { activitySkusKey, endedGraceMs, skuKeys, skuRef, unitsBackChannel } from "./keys.ts";
 import type { FlashgateRedis } from "./scripts.ts";
 
 export type SkuChange =

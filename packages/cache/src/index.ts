@@ -6,12 +6,13 @@ export {
   removeActivity,
   type SkuChange,
 } from "./apply.ts";
-export { cacheMatches, compareSku, readCacheState, type SkuComparison, type SkuState } from "./drift.ts";
 export {
   activitySkusKey,
+  appliedWatermarkKey,
   binlogSourceKey,
   buyerField,
   cacheEpochKey,
+  endedGraceMs,
   parseSkuRef,
   rebuildQueueKey,
   type SkuKeys,
@@ -19,19 +20,7 @@ export {
   skuRef,
   unitsBackChannel,
 } from "./keys.ts";
-export { endedGraceMs, type LoadResult, loadSkuFromDatabase, writeSkuSnapshot } from "./load-sku.ts";
-export {
-  appliedWatermarkKey,
-  checkSku,
-  type DriftCheck,
-  type DriftVerdict,
-  driftIncidents,
-  listSkus,
-  reconcile,
-  recordIncident,
-  type SkuDriftReport,
-  skuVerdicts,
-} from "./reconcile.ts";
+export { type LoadResult, type SkuLoad, writeSkuLoad } from "./load.ts";
 export {
   type FastPathLimits,
   type ReserveInput,

@@ -70,3 +70,9 @@ export const binlogSourceKey = "fg:binlog-source";
  * answer from before anyone can buy those units.
  */
 export const unitsBackChannel = "fg:units-back";
+
+/** Keys of an ended sale linger this long for the back-office, then expire. */
+export const endedGraceMs = 24 * 3600 * 1000;
+
+/** The highest binlog position the maintainer has applied with nothing older left in hand (from heartbeats). */
+export const appliedWatermarkKey = "fg:watermark";

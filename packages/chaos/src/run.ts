@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { reconcile, withScripts } from "@flashgate/cache";
+import { withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
 import type { StackContext } from "@flashgate/stack";
+import { reconcile } from "@flashgate/sync";
 import { startTcpProxy } from "@flashgate/testkit/tcp-proxy";
 import { Redis } from "ioredis";
 import type { Pool, ResultSetHeader, RowDataPacket } from "mysql2/promise";

@@ -20,6 +20,8 @@ export type DatabaseEngine = (typeof databaseEngines)[number];
 
 export const stackConfigSchema = z.object({
   FLASHGATE_HOME: z.string().min(1).optional(),
+  /** The downloaded jars (Kafka, Connect, Debezium, MySQL), shared by every home; .flashgate/jars by default. */
+  FLASHGATE_JARS: z.string().min(1).optional(),
   FLASHGATE_DB: z.enum(databaseEngines).default("mysql"),
   FLASHGATE_DB_PORT: port(stackPorts.database),
   FLASHGATE_REDIS_PORT: port(stackPorts.redis),

@@ -2,7 +2,6 @@ import {
   applyActivityChange,
   applySkuChanges,
   type FlashgateRedis,
-  loadSkuFromDatabase,
   rebuildQueueKey,
   removeActivity,
   type SkuChange,
@@ -17,6 +16,7 @@ import {
   toSaleChange,
 } from "@flashgate/cdc";
 import type { Logger } from "@flashgate/logger";
+import { loadSkuFromDatabase } from "@flashgate/sync";
 import type { Pool } from "mysql2/promise";
 import { isSkuFailure } from "./failures.ts";
 import type { MaintainerMetrics } from "./metrics.ts";

@@ -3,16 +3,15 @@ import {
   binlogSourceKey,
   cacheEpochKey,
   type FlashgateRedis,
-  loadSkuFromDatabase,
   parseSkuRef,
   rebuildQueueKey,
-  recordIncident,
   skuKeys,
   skuRef,
 } from "@flashgate/cache";
 import { binlogPosition } from "@flashgate/cdc";
 import { readBinlogSource } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
+import { loadSkuFromDatabase, recordIncident } from "@flashgate/sync";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { isSkuFailure } from "./failures.ts";
 import type { MaintainerMetrics } from "./metrics.ts";

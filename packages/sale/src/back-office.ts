@@ -1,4 +1,4 @@
-import { type FlashgateRedis, skuVerdicts } from "@flashgate/cache";
+import type { FlashgateRedis } from "@flashgate/cache";
 import {
   type ActivityInput,
   closeOrder,
@@ -8,6 +8,7 @@ import {
   upsertActivity,
   upsertSku,
 } from "@flashgate/db";
+import { skuVerdicts } from "@flashgate/sync";
 import type { Pool } from "mysql2/promise";
 
 /** The back-office: every change is written to MySQL only; Redis follows through CDC. */

@@ -37,7 +37,7 @@ export interface StackOptions {
 
 export function stackContext(options: StackOptions = {}): StackContext {
   const config: StackConfig = parseConfig(stackConfigSchema, options.env ?? process.env);
-  const paths = stackPaths(options.home ?? config.FLASHGATE_HOME ?? defaultHome);
+  const paths = stackPaths(options.home ?? config.FLASHGATE_HOME ?? defaultHome, config.FLASHGATE_JARS);
   return {
     config,
     paths,

@@ -1,5 +1,6 @@
-import { compareSku, type FlashgateRedis, skuKeys, withScripts } from "@flashgate/cache";
+import { type FlashgateRedis, skuKeys, withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
+import { compareSku } from "@flashgate/sync";
 import { Redis } from "ioredis";
 import { expect } from "vitest";
 import { stackEnv } from "./env.ts";

@@ -15,13 +15,20 @@ declare module "vitest" {
 /**
  * The fast tiers run beside no other part of the stack: the `redis` project gets a Redis alone, the
  * `database` project a migrated database alone, each on a free port under the test stack's home, so
- * that Lua scripts and SQL decisions are checked in seconds.
+ * that Lua scripts and SQL decisions are checked in seconds. Mutation testing runs several vitest
+ * processes at once from a copy of the repository: each gets a home of its own (FLASHGATE_FAST_TIER_HOME
+ * and the worker number) and the jars of the real checkout (FLASHGATE_JARS).
  */
 export default async function setup(project: TestProject) {
   const part = project.name === "redis" ? "redis" : "database";
-  const home = join(testStackEnv.FLASHGATE_HOME, `fast-${part}`);
+  const worker = process.env.STRYKER_MUTATOR_WORKER;
+  const home = join(
+    process.env.FLASHGATE_FAST_TIER_HOME ?? testStackEnv.FLASHGATE_HOME,
+    worker === undefined ? `fast-${part}` : `worker-${worker}-${part}`,
+  );
   mkdirSync(home, { recursive: true });
   const env = {
+    ...(process.env.FLASHGATE_JARS ? { FLASHGATE_JARS: process.env.FLASHGATE_JARS } : {}),
     FLASHGATE_HOME: home,
     FLASHGATE_DB: testEngine,
     FLASHGATE_DB_PORT: String(await freePort()),

@@ -1,8 +1,9 @@
-import { loadSkuFromDatabase, withScripts } from "@flashgate/cache";
+import { withScripts } from "@flashgate/cache";
 import { createPool, warmPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
 import { createApp } from "@flashgate/purchase-api/app";
 import { loadConfig } from "@flashgate/purchase-api/config";
+import { loadSkuFromDatabase } from "@flashgate/sync";
 import { Redis } from "ioredis";
 import { expect } from "vitest";
 import { idempotencyKey, serveApp, userToken } from "./api-harness.ts";

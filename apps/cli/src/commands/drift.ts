@@ -1,7 +1,8 @@
 import { parseId } from "@flashgate/auth";
-import { reconcile, withScripts } from "@flashgate/cache";
+import { withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
 import { appEnv, stackContext } from "@flashgate/stack";
+import { reconcile } from "@flashgate/sync";
 import { type Command, InvalidArgumentError } from "commander";
 import { Redis } from "ioredis";
 

@@ -1,12 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { binlogPosition } from "@flashgate/cdc";
-import { readSkuSnapshot, type SkuSnapshot } from "@flashgate/db";
-import type { Pool } from "mysql2/promise";
-import { activitySkusKey, buyerField, skuKeys, skuRef, unitsBackChannel } from "./keys.ts";
+import { activitySkusKey, buyerField, endedGraceMs, skuKeys, skuRef, unitsBackChannel } from "./keys.ts";
 import type { FlashgateRedis } from "./scripts.ts";
-
-/** Keys of an ended sale linger this long for the back-office, then expire. */
-export const endedGraceMs = 24 * 3600 * 1000;
 
 /** Buyers written per command while staging a load: any number of buyers, bounded arguments per call. */
 const buyersPerChunk = 1000;
@@ -14,35 +8,35 @@ const buyersPerChunk = 1000;
 /** How long a staging hash may outlive a crashed load. */
 const stagingTtlMs = 10 * 60_000;
 
-/** "ended": the sale ended longer ago than the grace, so nothing is kept (the answer is the closed window). */
-export type LoadResult = "loaded" | "newer_in_cache" | "unknown_sku" | "ended";
-
-/**
- * Rebuilds one SKU's maintained state from MySQL, fenced by the binlog position of the read: the
- * same function serves first loads, FLUSHALL recovery and drift repair. The buyers go into a staging
- * hash of this load alone, in chunks, which load.lua then swaps in whole. `force` replaces the state
- * whatever its position: only after the binlog source changed, when cached positions mean nothing.
- */
-export async function loadSkuFromDatabase(
-  pool: Pool,
-  redis: FlashgateRedis,
-  activityId: number,
-  skuId: number,
-  options: { force?: boolean } = {},
-): Promise<LoadResult> {
-  const snapshot = await readSkuSnapshot(pool, activityId, skuId);
-  if (!snapshot) return "unknown_sku";
-  return writeSkuSnapshot(redis, activityId, skuId, snapshot, options);
+/** One SKU as the database holds it, read at `position` (a binlog position, as CDC events carry). */
+export interface SkuLoad {
+  position: string;
+  available: number;
+  priceCents: number;
+  currency: string;
+  startsAt: Date;
+  endsAt: Date;
+  rebuyAfterClose: boolean;
+  /** Users whose order blocks another purchase, ascending. */
+  buyers: string[];
 }
 
-/** The Redis half of a load: stages the read's buyers, then swaps the SKU's state in whole (load.lua). */
-export async function writeSkuSnapshot(
+/** "ended": the sale ended longer ago than the grace, so nothing is kept (the answer is the closed window). */
+export type LoadResult = "loaded" | "newer_in_cache" | "ended";
+
+/**
+ * Writes one SKU's state as read from the database, fenced by the read's position: the buyers go into a
+ * staging hash of this load alone, in chunks, which load.lua then swaps in whole unless the cache
+ * already holds a newer position. `force` replaces the state whatever its position: only after the
+ * binlog source changed, when cached positions mean nothing.
+ */
+export async function writeSkuLoad(
   redis: FlashgateRedis,
   activityId: number,
   skuId: number,
-  snapshot: SkuSnapshot,
+  snapshot: SkuLoad,
   options: { force?: boolean } = {},
-): Promise<Exclude<LoadResult, "unknown_sku">> {
+): Promise<LoadResult> {
   if (snapshot.endsAt.getTime() + endedGraceMs <= Date.now()) return "ended";
   const keys = skuKeys(activityId, skuId);
   const staging = `${keys.loadPrefix}${randomUUID()}`;
@@ -61,7 +55,7 @@ export async function writeSkuSnapshot(
     keys.reservations,
     keys.reservationRequests,
     staging,
-    binlogPosition(snapshot.binlogFile, snapshot.binlogPos, 0),
+    snapshot.position,
     snapshot.available,
     snapshot.priceCents,
     snapshot.currency,

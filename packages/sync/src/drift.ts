@@ -1,7 +1,6 @@
+import { buyerField, type FlashgateRedis, skuKeys } from "@flashgate/cache";
 import { readSkuSnapshot, type SkuSnapshot } from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
-import { buyerField, skuKeys } from "./keys.ts";
-import type { FlashgateRedis } from "./scripts.ts";
 
 export interface SkuState {
   available: number;

@@ -1,13 +1,10 @@
+import { appliedWatermarkKey, type FlashgateRedis, skuKeys } from "@flashgate/cache";
 import { binlogPosition } from "@flashgate/cdc";
 import { readSkuSnapshot, type SkuSnapshot } from "@flashgate/db";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { cacheMatches, databaseState, readCacheState } from "./drift.ts";
-import { skuKeys } from "./keys.ts";
 import { loadSkuFromDatabase } from "./load-sku.ts";
-import type { FlashgateRedis } from "./scripts.ts";
 
-/** The highest binlog position the maintainer has applied with nothing older left in hand (from heartbeats). */
-export const appliedWatermarkKey = "fg:watermark";
 const driftIncidentsKey = "fg:drift:incidents";
 
 export type DriftVerdict = "in-sync" | "drift" | "behind" | "changing";

@@ -1,0 +1,13 @@
+export { cacheMatches, compareSku, readCacheState, type SkuComparison, type SkuState } from "./drift.ts";
+export { loadSkuFromDatabase } from "./load-sku.ts";
+export {
+  checkSku,
+  type DriftCheck,
+  type DriftVerdict,
+  driftIncidents,
+  listSkus,
+  reconcile,
+  recordIncident,
+  type SkuDriftReport,
+  skuVerdicts,
+} from "./reconcile.ts";
