@@ -1,4 +1,4 @@
-import { histogramBuckets, parsePrometheus, quantileBetween, sumOf } from "@flashgate/telemetry";
+import { histogramBuckets, parsePrometheus, quantileBetween, sumOf } from "@flashgate/telemetry/scrape";
 import type { Pool } from "mysql2/promise";
 import { createSale, newSale } from "../lib/sale.ts";
 

@@ -1,6 +1,6 @@
 import type { FlashgateRedis } from "@flashgate/cache";
 import { compareSku } from "@flashgate/sync";
-import { parsePrometheus, sumOf } from "@flashgate/telemetry";
+import { parsePrometheus, sumOf } from "@flashgate/telemetry/scrape";
 import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";

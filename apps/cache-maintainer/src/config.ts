@@ -7,7 +7,7 @@ const maintainerConfigSchema = z.object({
   CONSUMER_GROUP: z.string().min(1).default("flashgate-cache-maintainer"),
   EXPIRY_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
   EXPIRY_BATCH: z.coerce.number().int().min(1).default(200),
-  HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
+  HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(100).default(1000),
   DRIFT_INTERVAL_MS: z.coerce.number().int().min(0).default(10_000),
   // On: a drifted SKU is rebuilt from MySQL (fenced by position) without waiting for a human.
   DRIFT_AUTO_REPAIR: z

@@ -10,7 +10,7 @@ import {
   freshIds,
   idempotencyKey,
   saleChangesOf,
-  skuLedger,
+  skuInDatabase,
   sold,
   stackEnv,
   startMaintainer,
@@ -95,7 +95,7 @@ describe("no unit left unsold", () => {
           Array.from({ length: 78 }, (_, i) => api.purchase(2_000_000 + round * 100 + i, sale)),
         );
         const created = answers.filter((answer) => answer.status === 201).length;
-        const ledger = await skuLedger(c.pool, sale.activityId, sale.skuId);
+        const ledger = await skuInDatabase(c.pool, sale.activityId, sale.skuId);
         expect({ round, created, sold: sold(ledger), left: ledger.available }).toEqual({
           round,
           created: 53,

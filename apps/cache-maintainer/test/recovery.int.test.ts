@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { readCachedSku, skuKeys } from "@flashgate/cache";
 import { up } from "@flashgate/stack";
 import { compareSku } from "@flashgate/sync";
-import { parsePrometheus, sumOf } from "@flashgate/telemetry";
+import { parsePrometheus, sumOf } from "@flashgate/telemetry/scrape";
 import {
   type AppProcess,
   cachedAvailable,
@@ -12,7 +12,7 @@ import {
   eventually,
   expectConverged,
   freshIds,
-  skuLedger,
+  skuInDatabase,
   sold,
   startMaintainer,
   testContext,
@@ -193,7 +193,7 @@ describe("cache-maintainer recovery", () => {
     }
     expect(outcomes.includes("SOLD_OUT")).toBe(true);
     expect(outcomes.filter((o) => o === "201")).toHaveLength(30);
-    const ledger = await skuLedger(c.pool, sale.activityId, sale.skuId);
+    const ledger = await skuInDatabase(c.pool, sale.activityId, sale.skuId);
     expect(ledger.available + sold(ledger)).toBe(30);
     await expectConverged(c, sale.activityId, sale.skuId);
     // Counted by the rebuild (buyers before the FLUSHALL) and by each order applied after it.

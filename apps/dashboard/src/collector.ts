@@ -1,7 +1,13 @@
 import type { FlashgateRedis } from "@flashgate/cache";
 import { type ConnectorStatus, connectClient } from "@flashgate/connect";
 import { type DriftCheck, driftIncidents, reconcile } from "@flashgate/sync";
-import { histogramBuckets, parsePrometheus, quantileBetween, type Sample, sumOf } from "@flashgate/telemetry";
+import {
+  histogramBuckets,
+  parsePrometheus,
+  quantileBetween,
+  type Sample,
+  sumOf,
+} from "@flashgate/telemetry/scrape";
 import type { Pool } from "mysql2/promise";
 
 interface SeriesPoint {

@@ -3,7 +3,7 @@ import {
   createSale,
   eventually,
   freshIds,
-  skuLedger,
+  skuInDatabase,
   sold,
   stackEnv,
   startTcpProxy,
@@ -40,7 +40,7 @@ describe("fail closed", () => {
     expect(results[0]?.headers.get("retry-after")).toBeTruthy();
     expect(elapsed).toBeLessThan(1000);
     expect(await api.transactions()).toBe(before);
-    expect(sold(await skuLedger(api.pool, sale.activityId, sale.skuId))).toBe(0);
+    expect(sold(await skuInDatabase(api.pool, sale.activityId, sale.skuId))).toBe(0);
     // Not swallowed: every failed call is counted (and logged, at most once a second).
     const failures = (await api.app.metrics.dependencyErrors.get()).values;
     expect(
@@ -75,7 +75,7 @@ describe("fail closed", () => {
       return result;
     });
     expect(retry?.body.state).toBe("PENDING");
-    const ledger = await skuLedger(api.pool, sale.activityId, sale.skuId);
+    const ledger = await skuInDatabase(api.pool, sale.activityId, sale.skuId);
     expect(ledger.available + sold(ledger)).toBe(1);
   });
 });

@@ -1,6 +1,14 @@
 import { signJwt, signPayload } from "@flashgate/auth";
 import { closeOrder } from "@flashgate/db";
-import { adminToken, createSale, freshIds, problemOf, skuLedger, sold, userToken } from "@flashgate/testkit";
+import {
+  adminToken,
+  createSale,
+  freshIds,
+  problemOf,
+  skuInDatabase,
+  sold,
+  userToken,
+} from "@flashgate/testkit";
 import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -61,7 +69,7 @@ describe("payments and expiry", () => {
         }
       }),
     );
-    const ledger = await skuLedger(api.pool, sale.activityId, sale.skuId);
+    const ledger = await skuInDatabase(api.pool, sale.activityId, sale.skuId);
     expect(ledger.pending).toBe(0);
     expect(ledger.paid).toBeGreaterThan(0);
     expect(ledger.closed).toBeGreaterThan(0);
@@ -241,7 +249,7 @@ describe("back-office access and corrections", () => {
     });
     expect(below.status).toBe(409);
     expect((await problemOf(below)).code).toBe("INVALID_STATE");
-    expect((await skuLedger(api.pool, activityId, skuId)).available).toBe(5);
+    expect((await skuInDatabase(api.pool, activityId, skuId)).available).toBe(5);
     const [ledger] = await api.pool.query(
       "SELECT delta, operator FROM stock_ledger WHERE activity_id = ? AND sku_id = ? ORDER BY id",
       [activityId, skuId],

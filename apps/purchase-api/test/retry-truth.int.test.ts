@@ -1,5 +1,5 @@
 import { applyActivityChange, applySkuChanges, readCachedSku, skuKeys } from "@flashgate/cache";
-import { createSale, eventually, freshIds, problemOf, skuLedger, sold } from "@flashgate/testkit";
+import { createSale, eventually, freshIds, problemOf, skuInDatabase, sold } from "@flashgate/testkit";
 import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -33,7 +33,7 @@ describe("a retry of a committed purchase gets the truth", () => {
     expect([retry.status, retry.body]).toEqual([200, first.body]);
     const otherKey = await api.purchase(7, sale);
     expect([otherKey.status, otherKey.body.code]).toEqual([409, "ALREADY_PURCHASED"]);
-    expect(sold(await skuLedger(api.pool, sale.activityId, sale.skuId))).toBe(1);
+    expect(sold(await skuInDatabase(api.pool, sale.activityId, sale.skuId))).toBe(1);
   });
 
   it("Redis already shows the stock at 0 while the buyer's reservation is in flight", async () => {

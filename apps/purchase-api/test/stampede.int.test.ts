@@ -1,5 +1,5 @@
 import { readCachedSku } from "@flashgate/cache";
-import { createSale, freshIds, skuLedger, sold } from "@flashgate/testkit";
+import { createSale, freshIds, skuInDatabase, sold } from "@flashgate/testkit";
 import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -39,7 +39,7 @@ describe("purchase stampede", () => {
     }
     expect(Object.fromEntries(byStatus)).toEqual({ "201": 50, "409 SOLD_OUT": 1950 });
 
-    const ledger = await skuLedger(api.pool, activityId, skuId);
+    const ledger = await skuInDatabase(api.pool, activityId, skuId);
     expect(ledger.available + sold(ledger)).toBe(50);
     expect(sold(ledger)).toBe(50);
     const perUnit = ((await api.transactions()) - before) / 50;
@@ -56,7 +56,7 @@ describe("purchase stampede", () => {
     expect((await readCachedSku(api.redis, sale.activityId, sale.skuId))?.liveReservations).toBe(0);
     const outcomes = [await api.purchase(2, sale), await api.purchase(3, sale)].map((r) => r.status);
     expect(outcomes).toEqual([201, 201]);
-    expect(sold(await skuLedger(api.pool, sale.activityId, sale.skuId))).toBe(3);
+    expect(sold(await skuInDatabase(api.pool, sale.activityId, sale.skuId))).toBe(3);
   });
 
   it("one user with 20 concurrent keys gets exactly one order", async () => {
@@ -68,7 +68,7 @@ describe("purchase stampede", () => {
     );
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409 && r.body.code === "ALREADY_PURCHASED")).toHaveLength(19);
-    const ledger = await skuLedger(api.pool, activityId, skuId);
+    const ledger = await skuInDatabase(api.pool, activityId, skuId);
     expect(sold(ledger)).toBe(1);
     expect(ledger.available).toBe(9);
   });

@@ -79,8 +79,8 @@ CREATE TABLE IF NOT EXISTS debezium_signal (
 ) ENGINE=InnoDB
 ;
 
--- Debezium's heartbeat.action.query bumps this row, so an idle database still yields a change whose
--- millisecond timestamp measures end-to-end lag.
+-- The maintainer bumps this row every second (bumpHeartbeat), so an idle database still yields a change
+-- whose millisecond timestamp measures end-to-end lag.
 CREATE TABLE IF NOT EXISTS cdc_heartbeat (
   id TINYINT PRIMARY KEY,
   beat_at DATETIME(3) NOT NULL

@@ -1,5 +1,6 @@
 export { type BinlogSource, binlogCoordinates, readBinlogSource } from "./binlog-source.ts";
 export { isConnectionLoss, isDatabaseUnavailable, isDuplicateKey, serverErrors } from "./errors.ts";
+export { bumpHeartbeat } from "./heartbeat.ts";
 export {
   type CloseResult,
   closeExpiredOrders,

@@ -58,10 +58,8 @@ async function grantTablePrivileges(admin: Connection, { database, appUser, debe
   // The app reads binlog coordinates (never the binlog itself) to fence cache rebuilds.
   await admin.query("GRANT REPLICATION CLIENT ON *.* TO ?@'%'", [appUser.name]);
   await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.* TO ?@'%'`, [appUser.name]);
-  // Incremental snapshots write their watermarks into the signal table; heartbeats bump cdc_heartbeat.
-  for (const table of ["debezium_signal", "cdc_heartbeat"]) {
-    await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.\`${table}\` TO ?@'%'`, [
-      debeziumUser.name,
-    ]);
-  }
+  // Incremental snapshots write their watermarks into the signal table.
+  await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.debezium_signal TO ?@'%'`, [
+    debeziumUser.name,
+  ]);
 }

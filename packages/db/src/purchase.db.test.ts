@@ -1,4 +1,4 @@
-import { createSale, fastDatabaseUrl, freshIds, type SaleFixture, skuLedger } from "@flashgate/testkit";
+import { createSale, fastDatabaseUrl, freshIds, type SaleFixture, skuInDatabase } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeExpiredOrders, closeOrder } from "./lifecycle.ts";
@@ -28,7 +28,7 @@ describe("the purchase decision in SQL, on the database alone", () => {
     const { order } = decision as Extract<PurchaseDecision, { kind: "created" }>;
     expect(order).toMatchObject({ state: "PENDING", amountCents: 4200, currency: "EUR" });
     expect(order.expiresAt.getTime() - order.createdAt.getTime()).toBe(600_000);
-    expect((await skuLedger(pool, ids.activityId, ids.skuId)).available).toBe(1);
+    expect((await skuInDatabase(pool, ids.activityId, ids.skuId)).available).toBe(1);
   });
 
   it("answers a retry with its order, another user's use of the key as a reuse, a second key of the buyer as already purchased", async () => {
@@ -52,7 +52,7 @@ describe("the purchase decision in SQL, on the database alone", () => {
     expect(await early.buy(1)).toEqual({ kind: "not_open" });
     const late = await sale(3, { endsAt: new Date(Date.now() - 1) });
     expect(await late.buy(1)).toEqual({ kind: "not_open" });
-    expect((await skuLedger(pool, late.ids.activityId, late.ids.skuId)).available).toBe(3);
+    expect((await skuInDatabase(pool, late.ids.activityId, late.ids.skuId)).available).toBe(3);
     const ids = freshIds();
     expect(await placeOrder(pool, { ...ids, userId: "1", requestId: `none-${ids.activityId}` })).toEqual({
       kind: "unknown_sku",
@@ -68,8 +68,8 @@ describe("the purchase decision in SQL, on the database alone", () => {
           userId: String(i + 1),
           requestId: `b-${ids.activityId}-${i + 1}`,
         }));
-      const orders = async () => (await skuLedger(pool, ids.activityId, ids.skuId)).pending;
-      const available = async () => (await skuLedger(pool, ids.activityId, ids.skuId)).available;
+      const orders = async () => (await skuInDatabase(pool, ids.activityId, ids.skuId)).pending;
+      const available = async () => (await skuInDatabase(pool, ids.activityId, ids.skuId)).available;
       return { buy, buyers, orders, available };
     };
     const short = await batch(3);
@@ -91,7 +91,7 @@ describe("the purchase decision in SQL, on the database alone", () => {
     const { requestId } = (first as { order: { requestId: string } }).order;
     expect((await closeOrder(pool, requestId)).kind).toBe("closed");
     expect((await closeOrder(pool, requestId)).kind).toBe("not_pending");
-    expect((await skuLedger(pool, ids.activityId, ids.skuId)).available).toBe(1);
+    expect((await skuInDatabase(pool, ids.activityId, ids.skuId)).available).toBe(1);
     expect((await buy(1, "second")).kind).toBe("created");
   });
 
@@ -107,7 +107,7 @@ describe("the purchase decision in SQL, on the database alone", () => {
       [ids.activityId],
     );
     while ((await closeExpiredOrders(pool)) > 0);
-    const ledger = await skuLedger(pool, ids.activityId, ids.skuId);
+    const ledger = await skuInDatabase(pool, ids.activityId, ids.skuId);
     expect(ledger).toMatchObject({ available: 1, pending: 1, closed: 1 });
   });
 });

@@ -1,5 +1,5 @@
 import { createPool, placeOrder } from "@flashgate/db";
-import { createSale, fastDatabaseUrl, freshIds, skuLedger, sold } from "@flashgate/testkit";
+import { createSale, fastDatabaseUrl, freshIds, skuInDatabase, sold } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDecisionBatcher } from "./decision-batcher.ts";
@@ -44,7 +44,7 @@ describe("decision batcher (group commit on the hot row, real database)", () => 
     results.forEach((decision, i) => {
       if (decision.kind === "created") expect(decision.order.userId).toBe(String(7_000_000 + i));
     });
-    const ledger = await skuLedger(pool, sale.activityId, sale.skuId);
+    const ledger = await skuInDatabase(pool, sale.activityId, sale.skuId);
     expect(ledger.available).toBe(0);
     expect(sold(ledger)).toBe(40);
     // A lone first buyer, a full batch of 25, then 34 buyers for 14 units: that batch is decided alone.
@@ -70,7 +70,7 @@ describe("decision batcher (group commit on the hot row, real database)", () => 
       "created",
       "replayed",
     ]);
-    const ledger = await skuLedger(pool, sale.activityId, sale.skuId);
+    const ledger = await skuInDatabase(pool, sale.activityId, sale.skuId);
     expect(ledger.available).toBe(6);
     expect(sold(ledger)).toBe(4);
   });
@@ -81,7 +81,7 @@ describe("decision batcher (group commit on the hot row, real database)", () => 
     const { decisions } = batcher();
     const results = await Promise.all([1, 2, 3].map((user) => decisions.decide(buyer(sale, user))));
     expect(results.map((decision) => decision.kind)).toEqual(["not_open", "not_open", "not_open"]);
-    expect((await skuLedger(pool, sale.activityId, sale.skuId)).available).toBe(10);
+    expect((await skuInDatabase(pool, sale.activityId, sale.skuId)).available).toBe(10);
   });
 
   it("right after a batch, the buyers coming back are gathered into one transaction, which goes once full", async () => {

@@ -5,6 +5,6 @@ export { eventually, failureOf } from "./eventually.ts";
 export { freshIds } from "./ids.ts";
 export { type AppProcess, freePort, startAppProcess } from "./processes.ts";
 export { saleChangesOf } from "./sale-changes.ts";
-export { createSale, type SaleFixture, type SkuLedger, skuLedger, sold } from "./sale-fixture.ts";
+export { createSale, type SaleFixture, skuInDatabase, sold } from "./sale-fixture.ts";
 export { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
 export { testEngine, testStackEnv } from "./test-stack.ts";

@@ -34,14 +34,12 @@ export async function createSale(pool: Pool, sale: SaleFixture): Promise<void> {
   );
 }
 
-export type SkuLedger = SkuDatabaseView;
-
-/** The back-office's own database view of a SKU (available, pending, paid, closed, supply). */
-export async function skuLedger(pool: Pool, activityId: number, skuId: number): Promise<SkuLedger> {
+/** The back-office's view of a SKU as the database holds it (available, pending, paid, closed, supply). */
+export async function skuInDatabase(pool: Pool, activityId: number, skuId: number): Promise<SkuDatabaseView> {
   const view = await skuDatabaseView(pool, activityId, skuId);
   if (!view) throw new Error(`no SKU ${activityId}/${skuId}`);
   return view;
 }
 
 /** The ledger (docs/architecture.md): available + (PENDING + PAID) = supply. */
-export const sold = (ledger: SkuLedger) => ledger.pending + ledger.paid;
+export const sold = (ledger: SkuDatabaseView) => ledger.pending + ledger.paid;

@@ -55,6 +55,45 @@ function statusLines(status: Awaited<ReturnType<ConnectClient["status"]>>): stri
   return lines.join("\n");
 }
 
+/** Placeholders set, then Connect's own validation; prints each refused property. Undefined when invalid. */
+async function validated(name: string | undefined, verb: "valid" | "applied", common: Common) {
+  const connector = fileFor(name);
+  const missing = missingEnvPlaceholders(connector.config, placeholderEnv());
+  if (missing.length)
+    throw new ConnectError("invalid_config", `unset \${env:…} placeholders: ${missing.join(", ")}`);
+  const c = client(common);
+  const issues = await c.validate(connector);
+  if (!issues.length) return { connector, c };
+  out(common, issues.map((i) => `✗ ${i.name}: ${i.errors.join("; ")}`).join("\n"), {
+    [verb]: false,
+    issues,
+  });
+  process.exitCode = 5;
+  return undefined;
+}
+
+/** Validates, then creates or updates the connector and waits until it and its tasks are RUNNING. */
+async function applyConnector(name: string | undefined, common: Common) {
+  const ok = await validated(name, "applied", common);
+  if (!ok) return;
+  const { connector, c } = ok;
+  const { changed } = await c.put(connector);
+  const started = Date.now();
+  const status = await c.waitUntil(connector.name, isRunning, {
+    onWait: (s) =>
+      process.stderr.write(
+        `  … waiting for ${connector.name} to be RUNNING: ${describeStatus(s)} (${((Date.now() - started) / 1000).toFixed(1)}s)\n`,
+      ),
+  });
+  out(
+    common,
+    changed
+      ? `✓ ${connector.name} applied and RUNNING`
+      : `= ${connector.name} unchanged (already applied), RUNNING`,
+    { changed, status },
+  );
+}
+
 export function registerConnectorCommands(program: Command) {
   const connectors = program
     .command("connectors")
@@ -74,54 +113,18 @@ export function registerConnectorCommands(program: Command) {
     );
   });
 
-  /** Placeholders set, then Connect's own validation; prints each refused property. Undefined when invalid. */
-  async function validated(name: string | undefined, verb: "valid" | "applied") {
-    const connector = fileFor(name);
-    const missing = missingEnvPlaceholders(connector.config, placeholderEnv());
-    if (missing.length)
-      throw new ConnectError("invalid_config", `unset \${env:…} placeholders: ${missing.join(", ")}`);
-    const c = client(common());
-    const issues = await c.validate(connector);
-    if (!issues.length) return { connector, c };
-    out(common(), issues.map((i) => `✗ ${i.name}: ${i.errors.join("; ")}`).join("\n"), {
-      [verb]: false,
-      issues,
-    });
-    process.exitCode = 5;
-    return undefined;
-  }
-
   connectors
     .command("validate [name]")
     .description("check placeholders and let Connect validate connectors/NAME.json")
     .action(async (name?: string) => {
-      const ok = await validated(name, "valid");
+      const ok = await validated(name, "valid", common());
       if (ok) out(common(), `✓ ${ok.connector.name} is valid`, { valid: true, issues: [] });
     });
 
   connectors
     .command("apply [name]")
     .description("validate, then create or update connectors/NAME.json and wait until RUNNING")
-    .action(async (name?: string) => {
-      const ok = await validated(name, "applied");
-      if (!ok) return;
-      const { connector, c } = ok;
-      const { changed } = await c.put(connector);
-      const started = Date.now();
-      const status = await c.waitUntil(connector.name, isRunning, {
-        onWait: (s) =>
-          process.stderr.write(
-            `  … waiting for ${connector.name} to be RUNNING: ${describeStatus(s)} (${((Date.now() - started) / 1000).toFixed(1)}s)\n`,
-          ),
-      });
-      out(
-        common(),
-        changed
-          ? `✓ ${connector.name} applied and RUNNING`
-          : `= ${connector.name} unchanged (already applied), RUNNING`,
-        { changed, status },
-      );
-    });
+    .action((name?: string) => applyConnector(name, common()));
 
   connectors
     .command("status [name]")
@@ -165,36 +168,44 @@ export function registerConnectorCommands(program: Command) {
     .description("incremental snapshot of a captured table through the Debezium signal table")
     .option("--where <sql>", 'only rows matching this condition, e.g. "activity_id = 42"')
     .option("--follow", "report closed snapshot windows until the snapshot goes quiet")
-    .action(async (table: string, options: { where?: string; follow?: boolean }) => {
-      const pool = createPool(process.env.DATABASE_URL ?? appEnv(stackContext()).DATABASE_URL, {
-        connectionLimit: 1,
-      });
-      try {
-        const before = await closedSnapshotWindows(pool);
-        const id = await requestIncrementalSnapshot(pool, {
-          database: databaseName,
-          table,
-          where: options.where,
-        });
-        process.stderr.write(
-          `signal ${id} sent: incremental snapshot of ${table}${options.where ? ` where ${options.where}` : ""}\n`,
-        );
-        if (options.follow) {
-          let seen = before;
-          let quietSince = Date.now();
-          while (Date.now() - quietSince < 5000) {
-            await sleep(500);
-            const now = await closedSnapshotWindows(pool);
-            if (now !== seen) {
-              seen = now;
-              quietSince = Date.now();
-              process.stderr.write(`  … ${now - before} chunk(s) snapshotted\n`);
-            }
-          }
-        }
-        out(common(), `✓ snapshot requested (${id})`, { signal: id, table, where: options.where ?? null });
-      } finally {
-        await pool.end();
-      }
+    .action((table: string, options: SnapshotOptions) => snapshotTable(table, options, common()));
+}
+
+interface SnapshotOptions {
+  where?: string;
+  follow?: boolean;
+}
+
+/** Sends the signal; with --follow, reports closed snapshot windows until none closes for 5 s. */
+async function snapshotTable(table: string, options: SnapshotOptions, common: Common) {
+  const pool = createPool(process.env.DATABASE_URL ?? appEnv(stackContext()).DATABASE_URL, {
+    connectionLimit: 1,
+  });
+  try {
+    const before = await closedSnapshotWindows(pool);
+    const id = await requestIncrementalSnapshot(pool, {
+      database: databaseName,
+      table,
+      where: options.where,
     });
+    process.stderr.write(
+      `signal ${id} sent: incremental snapshot of ${table}${options.where ? ` where ${options.where}` : ""}\n`,
+    );
+    if (options.follow) {
+      let seen = before;
+      let quietSince = Date.now();
+      while (Date.now() - quietSince < 5000) {
+        await sleep(500);
+        const now = await closedSnapshotWindows(pool);
+        if (now !== seen) {
+          seen = now;
+          quietSince = Date.now();
+          process.stderr.write(`  … ${now - before} chunk(s) snapshotted\n`);
+        }
+      }
+    }
+    out(common, `✓ snapshot requested (${id})`, { signal: id, table, where: options.where ?? null });
+  } finally {
+    await pool.end();
+  }
 }

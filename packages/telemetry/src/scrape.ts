@@ -1,3 +1,4 @@
+/** Reading a service's Prometheus text: the dashboard, the benchmarks and the tests scrape the apps. */
 export interface Sample {
   name: string;
   labels: Record<string, string>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { histogramBuckets, parsePrometheus, quantileBetween, sumOf } from "./prometheus.ts";
+import { histogramBuckets, parsePrometheus, quantileBetween, sumOf } from "./scrape.ts";
 
 const scrape = (counts: [string, number][]) =>
   parsePrometheus(

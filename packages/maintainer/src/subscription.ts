@@ -1,0 +1,166 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { topics } from "@flashgate/cdc";
+import type { Logger } from "@flashgate/logger";
+import { Consumer, type Message, type MessagesStream, stringDeserializers } from "@platformatic/kafka";
+import type { MaintainerMetrics } from "./metrics.ts";
+
+export type KafkaRecord = Message<string, string, string, string>;
+
+export interface SubscriptionOptions {
+  brokers: string[];
+  groupId: string;
+  /** Records buffered beyond this many batches pause the stream until the applier catches up. */
+  batchMax: number;
+  metrics: MaintainerMetrics;
+  logger: Logger;
+}
+
+/**
+ * The maintainer's membership of the consumer group: it joins, buffers what the CDC topics deliver, and
+ * when the stream fails (Kafka gone for longer than its retries) it leaves and joins again rather than
+ * hold partitions silently.
+ */
+export class Subscription {
+  readonly #options: SubscriptionOptions;
+  readonly #buffer: KafkaRecord[] = [];
+  #wake: (() => void) | undefined;
+  #closing = false;
+  // consume() resolves once the group is joined; later rebalances and reconnections flip this.
+  #joined = false;
+  #salePartitions = 0;
+  #consumer!: Consumer<string, string, string, string>;
+  #stream!: MessagesStream<string, string, string, string>;
+  #reconnecting: Promise<void> | undefined;
+
+  private constructor(options: SubscriptionOptions) {
+    this.#options = options;
+  }
+
+  /** Joins the group; throws while Kafka cannot be reached. */
+  static async open(options: SubscriptionOptions): Promise<Subscription> {
+    const subscription = new Subscription(options);
+    await subscription.#connect();
+    return subscription;
+  }
+
+  get joined(): boolean {
+    return this.#joined && !this.#closing;
+  }
+
+  /** Nothing delivered is waiting to be applied. */
+  get drained(): boolean {
+    return this.#buffer.length === 0;
+  }
+
+  /** This member consumes every partition of the sale topic (a watermark may then speak for all of them). */
+  ownsAllSalePartitions(): boolean {
+    const owned = this.#consumer.assignments?.find((a) => a.topic === topics.sale)?.partitions.length ?? 0;
+    return this.#salePartitions > 0 && owned === this.#salePartitions;
+  }
+
+  /** The next records in delivery order (at most `max`), waiting for some; undefined once closing. */
+  async take(max: number): Promise<KafkaRecord[] | undefined> {
+    while (this.#buffer.length === 0 && !this.#closing) {
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
+      this.#wake = undefined;
+    }
+    if (this.#closing) return undefined;
+    const batch = this.#buffer.splice(0, max);
+    if (this.#stream.isPaused() && this.#buffer.length < max) this.#stream.resume();
+    return batch;
+  }
+
+  /** Stops delivering: a pending take() returns undefined. */
+  stopTaking(): void {
+    this.#closing = true;
+    this.#wake?.();
+  }
+
+  async close(): Promise<void> {
+    this.stopTaking();
+    await this.#reconnecting;
+    this.#consumer.stopLagMonitoring();
+    await this.#stream.close().catch(() => {});
+    await this.#consumer.close(true).catch(() => {});
+  }
+
+  async #connect() {
+    const { metrics, logger, batchMax } = this.#options;
+    const next = new Consumer({
+      groupId: this.#options.groupId,
+      clientId: `flashgate-cache-maintainer-${process.pid}`,
+      bootstrapBrokers: this.#options.brokers,
+      deserializers: stringDeserializers,
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1000,
+      rebalanceTimeout: 20_000,
+    });
+    try {
+      const stream = await next.consume({
+        topics: [topics.sale, topics.activity, topics.heartbeat],
+        mode: "committed",
+        fallbackMode: "earliest",
+        autocommit: false,
+        maxWaitTime: 500,
+      });
+      this.#salePartitions =
+        (await next.metadata({ topics: [topics.sale] })).topics.get(topics.sale)?.partitionsCount ?? 0;
+      next.on("consumer:lag", (lag: Map<string, bigint[]>) => {
+        this.#salePartitions = lag.get(topics.sale)?.length ?? this.#salePartitions;
+        for (const [topic, partitions] of lag) {
+          for (const [partition, value] of partitions.entries())
+            metrics.consumerLag.set({ topic, partition }, Math.max(0, Number(value)));
+        }
+      });
+      next.startLagMonitoring({ topics: [topics.sale, topics.activity] }, 5000);
+      next.on("consumer:group:join", () => {
+        if (this.#consumer === next) this.#joined = true;
+      });
+      next.on("consumer:group:leave", () => {
+        if (this.#consumer === next) this.#joined = false;
+      });
+      stream.on("data", (message: KafkaRecord) => {
+        this.#buffer.push(message);
+        if (this.#buffer.length > 5 * batchMax) stream.pause();
+        this.#wake?.();
+      });
+      stream.on("error", (error) => {
+        logger.error({ err: error.message }, "consumer stream error; reconnecting");
+        this.#reconnect(next);
+      });
+      this.#consumer = next;
+      this.#stream = stream;
+      this.#joined = true;
+    } catch (error) {
+      await next.close(true).catch(() => {});
+      throw error;
+    }
+  }
+
+  #reconnect(failed: Consumer<string, string, string, string>) {
+    if (this.#closing || failed !== this.#consumer || this.#reconnecting) return;
+    this.#joined = false;
+    this.#reconnecting = (async () => {
+      failed.stopLagMonitoring();
+      await this.#stream.close().catch(() => {});
+      await failed.close(true).catch(() => {});
+      for (let attempt = 1; !this.#closing; attempt++) {
+        try {
+          await this.#connect();
+          this.#options.logger.info({ attempt }, "consumer reconnected");
+          return;
+        } catch (error) {
+          this.#options.logger.warn(
+            { err: (error as Error).message, attempt },
+            "Kafka unreachable; retrying",
+          );
+          await sleep(Math.min(5000, 250 * 2 ** attempt));
+        }
+      }
+    })().finally(() => {
+      this.#reconnecting = undefined;
+    });
+  }
+}
