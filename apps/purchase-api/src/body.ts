@@ -4,22 +4,24 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import { ApiError } from "./problem.ts";
 
-const maxBodyBytes = 16 * 1024;
+const defaultMaxBytes = 16 * 1024;
 
-const tooLarge = () => new ApiError("PAYLOAD_TOO_LARGE", "the body is larger than 16 KiB");
+const tooLarge = (maxBytes: number) =>
+  new ApiError("PAYLOAD_TOO_LARGE", `the body is larger than ${maxBytes / 1024} KiB`);
 
 /**
- * The raw body of a node:http request, at most 16 KiB. A purchase body arrives in the same packet as
- * its headers, so after the parser's turn (setImmediate) it is usually complete and is taken in one
- * read; flowing a stream, or a web ReadableStream, for every request of a flash sale costs more than
- * the rest of the request. A body still arriving is read with plain events.
+ * The raw body of a node:http request, at most `maxBytes` (16 KiB). A purchase body arrives in the
+ * same packet as its headers, so after the parser's turn (setImmediate) it is usually complete and is
+ * taken in one read; flowing a stream, or a web ReadableStream, for every request of a flash sale costs
+ * more than the rest of the request. A body still arriving is read with plain events, within the
+ * server's request timeout; one that grows too large is left unread (its 413 closes the connection).
  */
-export function readBody(incoming: IncomingMessage): Promise<string> {
-  if (Number(incoming.headers["content-length"] ?? 0) > maxBodyBytes) return Promise.reject(tooLarge());
+export function readBody(incoming: IncomingMessage, maxBytes = defaultMaxBytes): Promise<string> {
+  if (Number(incoming.headers["content-length"] ?? 0) > maxBytes) return Promise.reject(tooLarge(maxBytes));
   return new Promise((resolve, reject) => {
     setImmediate(() => {
       if (incoming.complete) {
-        if (incoming.readableLength > maxBodyBytes) return reject(tooLarge());
+        if (incoming.readableLength > maxBytes) return reject(tooLarge(maxBytes));
         const whole = incoming.read() as Buffer | null;
         return resolve(whole ? whole.toString("utf8") : "");
       }
@@ -27,26 +29,28 @@ export function readBody(incoming: IncomingMessage): Promise<string> {
       let size = 0;
       incoming.on("data", (chunk: Buffer) => {
         size += chunk.length;
-        if (size > maxBodyBytes) {
+        if (size > maxBytes) {
           incoming.removeAllListeners("data");
-          incoming.resume();
-          return reject(tooLarge());
+          incoming.pause();
+          return reject(tooLarge(maxBytes));
         }
         chunks.push(chunk);
       });
       incoming.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
       incoming.once("error", reject);
+      // The request timed out or the client went away: nothing will answer, but nothing may hang.
+      incoming.once("close", () => reject(new ApiError("INVALID_REQUEST", "the body was not received")));
     });
   });
 }
 
 /** The raw body of a Hono request: from the IncomingMessage on Node, else from the web request. */
-export async function rawBody(c: Context): Promise<string> {
+export async function rawBody(c: Context, maxBytes = defaultMaxBytes): Promise<string> {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  if (incoming) return readBody(incoming);
-  if (Number(c.req.header("content-length") ?? 0) > maxBodyBytes) throw tooLarge();
+  if (incoming) return readBody(incoming, maxBytes);
+  if (Number(c.req.header("content-length") ?? 0) > maxBytes) throw tooLarge(maxBytes);
   const text = await c.req.text();
-  if (Buffer.byteLength(text) > maxBodyBytes) throw tooLarge();
+  if (Buffer.byteLength(text) > maxBytes) throw tooLarge(maxBytes);
   return text;
 }
 

@@ -1,10 +1,10 @@
-import { createServer } from "node:http";
 import { withScripts } from "@flashgate/cache";
 import { createPool, warmPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
 import { Redis } from "ioredis";
 import { createApp } from "./app.ts";
 import { loadConfig } from "./config.ts";
+import { createHttpServer } from "./server.ts";
 
 const config = loadConfig(process.env);
 const logger = createLogger("purchase-api", config.LOG_LEVEL);
@@ -24,9 +24,12 @@ await warmPool(pool, config.DB_POOL_SIZE).catch((error) =>
 );
 const app = createApp({ config, redis, subscriber, pool, logger });
 
-const server = createServer(app.listener).listen(config.PORT, "127.0.0.1", () =>
-  logger.info({ port: config.PORT }, "purchase-api listening"),
-);
+const server = createHttpServer(app.listener, {
+  headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+  requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+  keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+  maxConnections: config.HTTP_MAX_CONNECTIONS,
+}).listen(config.PORT, "127.0.0.1", () => logger.info({ port: config.PORT }, "purchase-api listening"));
 
 const shutdown = () => {
   logger.info("shutting down");

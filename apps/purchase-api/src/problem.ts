@@ -71,6 +71,8 @@ export function problemReply(code: ErrorCode, detail: string, traceId: string, r
   const headers: Record<string, string> = { "content-type": "application/problem+json" };
   if (retryAfterS !== undefined || status === 429 || status === 503)
     headers["retry-after"] = String(retryAfterS ?? 1);
+  // The rest of an oversized body is never read: the connection ends with this answer.
+  if (status === 413) headers.connection = "close";
   const wireCode = code === "PAYLOAD_TOO_LARGE" ? "INVALID_REQUEST" : code;
   const body = `${problemHeads.get(code)},"detail":${JSON.stringify(detail)},"code":"${wireCode}","traceId":${JSON.stringify(traceId)}}`;
   return { status, headers, body };

@@ -114,6 +114,34 @@ describe("payments and expiry", () => {
     expect(Number((events as { n: number }[])[0].n)).toBe(1);
   });
 
+  it("the callback checks its signature header before reading the body, and reads at most 4 KiB", async () => {
+    const big = "x".repeat(64 * 1024);
+    const post = (headers: Record<string, string>, body: string) =>
+      fetch(`${api.url}/v1/payments/callback`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body,
+      });
+    // A body too large for any reader, with no signature or a stale one: refused for the signature.
+    const unsigned: Record<string, string>[] = [
+      {},
+      { "flashgate-signature": "t=1,v1=nothex" },
+      { "flashgate-signature": signPayload(api.config.PAYMENT_WEBHOOK_SECRET, big, 1_000_000) },
+    ];
+    for (const headers of unsigned) {
+      const refused = await post(headers, big);
+      expect(refused.status).toBe(401);
+      expect((await problemOf(refused)).code).toBe("UNAUTHORIZED");
+    }
+    // Correctly signed but larger than an event can be.
+    const padded = JSON.stringify({ eventId: "e1", pad: "x".repeat(5 * 1024) });
+    const oversized = await post(
+      { "flashgate-signature": signPayload(api.config.PAYMENT_WEBHOOK_SECRET, padded) },
+      padded,
+    );
+    expect(oversized.status).toBe(413);
+  });
+
   it("a payment after closure keeps the order CLOSED and records a refund", async () => {
     const sale = freshIds();
     await createSale(api.pool, { ...sale, units: 5 });

@@ -12,12 +12,21 @@ export function signPayload(
 
 export type SignatureFailure = "missing" | "malformed" | "stale" | "mismatch";
 
-export function verifyPayloadSignature(
-  secret: string,
+export interface SignatureHeader {
+  t: string;
+  v1: string;
+}
+
+interface Freshness {
+  nowS?: number;
+  toleranceS?: number;
+}
+
+/** The header's shape and age, checkable before the body is read: a forged call costs no body read. */
+export function readSignatureHeader(
   header: string | undefined,
-  rawBody: string,
-  options: { nowS?: number; toleranceS?: number } = {},
-): SignatureFailure | undefined {
+  options: Freshness = {},
+): SignatureHeader | SignatureFailure {
   if (!header) return "missing";
   const parts = new Map(header.split(",").map((part) => part.trim().split("=", 2) as [string, string]));
   const t = parts.get("t");
@@ -25,6 +34,17 @@ export function verifyPayloadSignature(
   if (!t || !v1 || !/^\d{1,12}$/.test(t) || !/^[0-9a-f]{64}$/.test(v1)) return "malformed";
   const now = options.nowS ?? Date.now() / 1000;
   if (Math.abs(now - Number(t)) > (options.toleranceS ?? 300)) return "stale";
-  const expected = createHmac("sha256", secret).update(`${t}.${rawBody}`).digest();
-  return timingSafeEqual(expected, Buffer.from(v1, "hex")) ? undefined : "mismatch";
+  return { t, v1 };
+}
+
+export function verifyPayloadSignature(
+  secret: string,
+  header: string | SignatureHeader | undefined,
+  rawBody: string,
+  options: Freshness = {},
+): SignatureFailure | undefined {
+  const signature = typeof header === "object" ? header : readSignatureHeader(header, options);
+  if (typeof signature === "string") return signature;
+  const expected = createHmac("sha256", secret).update(`${signature.t}.${rawBody}`).digest();
+  return timingSafeEqual(expected, Buffer.from(signature.v1, "hex")) ? undefined : "mismatch";
 }

@@ -1,4 +1,4 @@
-import { requestIdPattern, verifyPayloadSignature } from "@flashgate/auth";
+import { readSignatureHeader, requestIdPattern, verifyPayloadSignature } from "@flashgate/auth";
 import type { PaymentService } from "@flashgate/sale";
 import { Hono } from "hono";
 import { z } from "zod";
@@ -14,11 +14,19 @@ const paymentEvent = z.strictObject({
   currency: z.string().regex(/^[A-Z]{3}$/),
 });
 
-/** The payment provider's callback: signed, de-duplicated by eventId, applied to MySQL only. */
+/** A payment event is a few hundred bytes; nothing bigger is read. */
+const maxCallbackBytes = 4 * 1024;
+
+/**
+ * The payment provider's callback: signed, de-duplicated by eventId, applied to MySQL only. The
+ * signature header's shape and age are checked before the body is read, the body's MAC after.
+ */
 export function paymentRoutes(deps: { payments: PaymentService; secret: string }) {
   return new Hono<AppEnv>().post("/callback", async (c) => {
-    const raw = await rawBody(c);
-    const failure = verifyPayloadSignature(deps.secret, c.req.header("flashgate-signature"), raw);
+    const signature = readSignatureHeader(c.req.header("flashgate-signature"));
+    if (typeof signature === "string") throw new ApiError("UNAUTHORIZED", `signature ${signature}`);
+    const raw = await rawBody(c, maxCallbackBytes);
+    const failure = verifyPayloadSignature(deps.secret, signature, raw);
     if (failure) throw new ApiError("UNAUTHORIZED", `signature ${failure}`);
     const event = parseJson(raw, paymentEvent);
     const result = await deps.payments.apply(event);
