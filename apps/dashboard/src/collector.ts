@@ -1,5 +1,5 @@
 import type { FlashgateRedis } from "@flashgate/cache";
-import { type ConnectorStatus, connectClient } from "@flashgate/connect";
+import { type ConnectorStatus, connectClient, redactedStatus } from "@flashgate/connect";
 import { type DriftCheck, driftIncidents, reconcile } from "@flashgate/sync";
 import {
   histogramBuckets,
@@ -86,7 +86,8 @@ export function createCollector(deps: {
 
   async function connectors(): Promise<DashboardSnapshot["connectors"]> {
     try {
-      return await Promise.all((await connect.list()).map((name) => connect.status(name)));
+      const statuses = await Promise.all((await connect.list()).map((name) => connect.status(name)));
+      return statuses.map(redactedStatus);
     } catch (error) {
       return { error: (error as Error).message };
     }

@@ -1,9 +1,10 @@
 import { adminConnection, databaseName } from "@flashgate/stack";
 import { failureOf, fastDatabaseUrl, fastTierContext, freshIds, testEngine } from "@flashgate/testkit";
-import type { Connection, Pool, RowDataPacket } from "mysql2/promise";
+import mysql, { type Connection, type Pool, type RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { binlogCoordinates } from "./binlog-source.ts";
 import { isDatabaseUnavailable, isDuplicateKey, serverErrors } from "./errors.ts";
+import { migrate } from "./migrate.ts";
 import { createPool } from "./pool.ts";
 
 const engine = testEngine;
@@ -70,6 +71,46 @@ describe(`the database as flashgate needs it (${engine})`, () => {
         ["debezium", "caching_sha2_password"],
         ["flashgate", "caching_sha2_password"],
       ]);
+    }
+  });
+
+  it("lets the app write its tables but not the signal table, which only operators write", async () => {
+    await app.query(
+      "INSERT INTO cdc_heartbeat (id, beat_at) VALUES (1, NOW(3)) ON DUPLICATE KEY UPDATE beat_at = NOW(3)",
+    );
+    const refused = await failureOf(
+      app.query("INSERT INTO debezium_signal (id, type, data) VALUES ('x', 'execute-snapshot', '{}')"),
+    );
+    expect((refused as { errno?: number }).errno).toBe(serverErrors.tableAccessDenied);
+  });
+
+  it("never lets a failed user statement carry a password", async () => {
+    const password = `never-printed-${Date.now()}-0123456789abcdef`;
+    // An account that owns the database but may not create users: the user step's first statement fails.
+    await admin.query(
+      "CREATE USER IF NOT EXISTS 'migrator'@'%' IDENTIFIED BY 'migrator-password-0123456789'",
+    );
+    await admin.query(`GRANT ALL ON ${databaseName}.* TO 'migrator'@'%'`);
+    const appConnection = await mysql.createConnection({
+      host: "127.0.0.1",
+      port: Number(new URL(fastDatabaseUrl()).port),
+      user: "migrator",
+      password: "migrator-password-0123456789",
+    });
+    try {
+      const failure = await failureOf(
+        migrate(appConnection, {
+          database: databaseName,
+          appUser: { name: "flashgate", password },
+          debeziumUser: { name: "debezium", password },
+        }),
+      );
+      expect(failure).toBeInstanceOf(Error);
+      expect((failure as Error).message).toMatch(/cannot create or update database user flashgate/);
+      expect(JSON.stringify(failure, Object.getOwnPropertyNames(failure))).not.toContain(password);
+      expect(String((failure as Error).stack)).not.toContain(password);
+    } finally {
+      await appConnection.end();
     }
   });
 

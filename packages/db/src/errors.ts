@@ -3,6 +3,10 @@
  * the engine suite (packages/db/test/engine.int.test.ts) provokes every one on both engines.
  */
 export const serverErrors = {
+  /** ER_NONEXISTING_GRANT: revoking what was never granted. */
+  noSuchGrant: 1141,
+  /** ER_TABLEACCESS_DENIED_ERROR: the user may not do this to this table. */
+  tableAccessDenied: 1142,
   duplicateKey: 1062,
   parse: 1064,
   lockWaitTimeout: 1205,

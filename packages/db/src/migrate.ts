@@ -1,4 +1,5 @@
-import type { Connection } from "mysql2/promise";
+import type { Connection, RowDataPacket } from "mysql2/promise";
+import { serverErrors } from "./errors.ts";
 import { type Migration, readMigrations } from "./migrations.ts";
 
 export interface MigrateOptions {
@@ -43,9 +44,18 @@ export async function migrate(admin: Connection, options: MigrateOptions): Promi
 
 async function ensureUsers(admin: Connection, { appUser, debeziumUser }: MigrateOptions) {
   for (const user of [appUser, debeziumUser]) {
-    await admin.query("CREATE USER IF NOT EXISTS ?@'%' IDENTIFIED BY ?", [user.name, user.password]);
-    // Keeps the password in step with the local secrets file if it was regenerated.
-    await admin.query("ALTER USER ?@'%' IDENTIFIED BY ?", [user.name, user.password]);
+    try {
+      await admin.query("CREATE USER IF NOT EXISTS ?@'%' IDENTIFIED BY ?", [user.name, user.password]);
+      // Keeps the password in step with the local secrets file if it was regenerated.
+      await admin.query("ALTER USER ?@'%' IDENTIFIED BY ?", [user.name, user.password]);
+    } catch (error) {
+      // mysql2 attaches the statement, password included, to its error: pass on only the server's words.
+      const { message, code, errno } = error as Error & { code?: string; errno?: number };
+      throw Object.assign(new Error(`cannot create or update database user ${user.name}: ${message}`), {
+        code,
+        errno,
+      });
+    }
   }
   // Debezium reads the binlog and snapshots; REPLICATION CLIENT is BINLOG MONITOR on MariaDB.
   await admin.query(
@@ -57,7 +67,21 @@ async function ensureUsers(admin: Connection, { appUser, debeziumUser }: Migrate
 async function grantTablePrivileges(admin: Connection, { database, appUser, debeziumUser }: MigrateOptions) {
   // The app reads binlog coordinates (never the binlog itself) to fence cache rebuilds.
   await admin.query("GRANT REPLICATION CLIENT ON *.* TO ?@'%'", [appUser.name]);
-  await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.* TO ?@'%'`, [appUser.name]);
+  // Every table but the signal table, which only operators write (a signal makes Debezium re-read tables).
+  await admin
+    .query(`REVOKE SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.* FROM ?@'%'`, [appUser.name])
+    .catch((error: { errno?: number }) => {
+      // An earlier version granted the whole database; nothing to revoke on a server it never ran on.
+      if (error.errno !== serverErrors.noSuchGrant) throw error;
+    });
+  const [tables] = await admin.query<RowDataPacket[]>(
+    "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ? AND table_name <> 'debezium_signal'",
+    [database],
+  );
+  for (const { name } of tables)
+    await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.\`${name}\` TO ?@'%'`, [
+      appUser.name,
+    ]);
   // Incremental snapshots write their watermarks into the signal table.
   await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.debezium_signal TO ?@'%'`, [
     debeziumUser.name,

@@ -12,9 +12,8 @@ import {
   readConnectorFile,
   requestIncrementalSnapshot,
 } from "@flashgate/connect";
-import { createPool } from "@flashgate/db";
 import {
-  appEnv,
+  adminConnection,
   connectorEnv,
   connectorFile,
   connectorsDir,
@@ -23,6 +22,7 @@ import {
   stackContext,
 } from "@flashgate/stack";
 import type { Command } from "commander";
+import mysql from "mysql2/promise";
 
 interface Common {
   connectUrl?: string;
@@ -178,12 +178,14 @@ interface SnapshotOptions {
 
 /** Sends the signal; with --follow, reports closed snapshot windows until none closes for 5 s. */
 async function snapshotTable(table: string, options: SnapshotOptions, common: Common) {
-  const pool = createPool(process.env.DATABASE_URL ?? appEnv(stackContext()).DATABASE_URL, {
-    connectionLimit: 1,
-  });
+  // An operator's account (OPS_DATABASE_URL), or the local stack's admin: the app's user may not signal.
+  const db = process.env.OPS_DATABASE_URL
+    ? await mysql.createConnection({ uri: process.env.OPS_DATABASE_URL, database: databaseName })
+    : await adminConnection(stackContext());
   try {
-    const before = await closedSnapshotWindows(pool);
-    const id = await requestIncrementalSnapshot(pool, {
+    await db.query(`USE \`${databaseName}\``);
+    const before = await closedSnapshotWindows(db);
+    const id = await requestIncrementalSnapshot(db, {
       database: databaseName,
       table,
       where: options.where,
@@ -196,7 +198,7 @@ async function snapshotTable(table: string, options: SnapshotOptions, common: Co
       let quietSince = Date.now();
       while (Date.now() - quietSince < 5000) {
         await sleep(500);
-        const now = await closedSnapshotWindows(pool);
+        const now = await closedSnapshotWindows(db);
         if (now !== seen) {
           seen = now;
           quietSince = Date.now();
@@ -206,6 +208,6 @@ async function snapshotTable(table: string, options: SnapshotOptions, common: Co
     }
     out(common, `✓ snapshot requested (${id})`, { signal: id, table, where: options.where ?? null });
   } finally {
-    await pool.end();
+    await db.end();
   }
 }

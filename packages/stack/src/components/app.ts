@@ -22,9 +22,33 @@ export const appEnv = (ctx: StackContext): Record<string, string> => ({
   MAINTAINER_URL: `http://127.0.0.1:${ctx.config.FLASHGATE_MAINTAINER_PORT}`,
 });
 
+/** What each app reads: it is given that and nothing else (the dashboard holds no token or webhook secret). */
+const appNeeds = {
+  "purchase-api": [
+    "DATABASE_URL",
+    "REDIS_URL",
+    "AUTH_JWT_SECRET",
+    "ADMIN_JWT_SECRET",
+    "PAYMENT_WEBHOOK_SECRET",
+  ],
+  "cache-maintainer": ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS"],
+  dashboard: ["DATABASE_URL", "REDIS_URL", "KAFKA_CONNECT_URL", "PURCHASE_API_URL", "MAINTAINER_URL"],
+} as const;
+
+type AppName = keyof typeof appNeeds;
+
+/** The environment one app is started with: its own variables from appEnv, and its port. */
+export function appEnvOf(name: AppName, ctx: StackContext, port: number): Record<string, string> {
+  const all = appEnv(ctx);
+  return {
+    ...Object.fromEntries(appNeeds[name].map((variable) => [variable, all[variable]])),
+    PORT: String(port),
+  };
+}
+
 interface AppSpec {
   /** Also its directory under apps/. */
-  name: string;
+  name: AppName;
   portVariable: "FLASHGATE_API_PORT" | "FLASHGATE_MAINTAINER_PORT" | "FLASHGATE_DASHBOARD_PORT";
 }
 
@@ -43,7 +67,7 @@ export function appComponent(spec: AppSpec): Component {
           command: process.execPath,
           args: [entry],
           cwd: repoRoot,
-          env: { ...appEnv(ctx), PORT: String(ctx.config[spec.portVariable]) },
+          env: appEnvOf(spec.name, ctx, ctx.config[spec.portVariable]),
         },
         ctx.paths,
       );

@@ -1,0 +1,30 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { silentProgress } from "../progress.ts";
+import { stackContext } from "../stack.ts";
+import { appEnvOf } from "./app.ts";
+
+describe("each app is started with the secrets it uses and no others", () => {
+  const ctx = stackContext({
+    env: {},
+    home: mkdtempSync(join(tmpdir(), "fg-env-")),
+    progress: silentProgress,
+  });
+  const secrets = [ctx.secrets.authJwtSecret, ctx.secrets.adminJwtSecret, ctx.secrets.paymentWebhookSecret];
+  const holds = (env: Record<string, string>) =>
+    secrets.filter((secret) => Object.values(env).some((value) => value.includes(secret)));
+
+  it("the dashboard and the maintainer hold no token or webhook secret", () => {
+    expect(holds(appEnvOf("dashboard", ctx, 1))).toEqual([]);
+    expect(holds(appEnvOf("cache-maintainer", ctx, 1))).toEqual([]);
+  });
+
+  it("the purchase-api holds the three it verifies with, and its port", () => {
+    const env = appEnvOf("purchase-api", ctx, 18080);
+    expect(holds(env)).toEqual(secrets);
+    expect(env.PORT).toBe("18080");
+    expect(env.KAFKA_BROKERS).toBeUndefined();
+  });
+});
