@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createJwtVerifier } from "@flashgate/auth";
 import type { FlashgateRedis } from "@flashgate/cache";
+import { createPool } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
 import {
   createBackOffice,
@@ -32,12 +33,25 @@ export interface AppDeps {
   /** A second connection, only for hearing that units came back; without it no sold-out shortcut. */
   subscriber?: Redis;
   pool: Pool;
+  readPool: Pool;
   logger: Logger;
   metrics?: Metrics;
 }
 
+/** The decisions' pool, and a small one with a bounded queue for the reads anyone can cause. */
+export function createPools(config: PurchaseApiConfig) {
+  return {
+    pool: createPool(config.DATABASE_URL, { connectionLimit: config.DB_POOL_SIZE, multipleStatements: true }),
+    // A full queue refuses at once ("Queue limit reached"): the caller gets a 503, the purchases nothing.
+    readPool: createPool(config.DATABASE_URL, {
+      connectionLimit: config.DB_READ_POOL_SIZE,
+      queueLimit: config.DB_READ_QUEUE,
+    }),
+  };
+}
+
 export function createApp(deps: AppDeps) {
-  const { config, redis, subscriber, pool, logger } = deps;
+  const { config, redis, subscriber, pool, readPool, logger } = deps;
   const metrics = deps.metrics ?? createMetrics();
   const guard = createOverloadGuard({
     maxInFlight: config.DB_MAX_IN_FLIGHT,
@@ -47,6 +61,7 @@ export function createApp(deps: AppDeps) {
   const purchases = createPurchaseService({
     redis,
     pool,
+    readPool,
     guard,
     batch: {
       maxSize: config.DB_MAX_BATCH,

@@ -11,6 +11,8 @@ const purchaseApiConfigSchema = z
     JWT_ISSUER: z.string().min(1).optional(),
     JWT_AUDIENCE: z.string().min(1).optional(),
     DB_POOL_SIZE: int(8),
+    DB_READ_POOL_SIZE: int(2),
+    DB_READ_QUEUE: int(64),
     DB_MAX_IN_FLIGHT: int(8),
     DB_MAX_QUEUE: int(256, 0),
     DB_MAX_BATCH: int(100),

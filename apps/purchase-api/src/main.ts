@@ -1,8 +1,8 @@
 import { withScripts } from "@flashgate/cache";
-import { createPool, warmPool } from "@flashgate/db";
+import { warmPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
 import { Redis } from "ioredis";
-import { createApp } from "./app.ts";
+import { createApp, createPools } from "./app.ts";
 import { loadConfig } from "./config.ts";
 import { createHttpServer } from "./server.ts";
 
@@ -15,14 +15,11 @@ const redis = withScripts(
 redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
 const subscriber = redis.duplicate({ enableOfflineQueue: true });
 subscriber.on("error", (error) => logger.warn({ err: error.message }, "redis subscriber connection error"));
-const pool = createPool(config.DATABASE_URL, {
-  connectionLimit: config.DB_POOL_SIZE,
-  multipleStatements: true,
-});
+const { pool, readPool } = createPools(config);
 await warmPool(pool, config.DB_POOL_SIZE).catch((error) =>
   logger.warn({ err: error.message }, "database not reachable yet"),
 );
-const app = createApp({ config, redis, subscriber, pool, logger });
+const app = createApp({ config, redis, subscriber, pool, readPool, logger });
 
 const server = createHttpServer(app.listener, {
   headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
@@ -35,6 +32,7 @@ const shutdown = () => {
   logger.info("shutting down");
   server.close(async () => {
     await pool.end().catch(() => {});
+    await readPool.end().catch(() => {});
     redis.disconnect();
     subscriber.disconnect();
     process.exit(0);

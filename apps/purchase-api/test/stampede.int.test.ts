@@ -46,6 +46,33 @@ describe("purchase stampede", () => {
     expect(perUnit).toBeLessThanOrEqual(1.1);
   });
 
+  it("5,000 concurrent public reads of unknown SKUs during a sale: the reads are bounded, the buyers unaffected", async () => {
+    const sale = freshIds();
+    await createSale(api.pool, { ...sale, units: 50 });
+    await api.load(sale.activityId, sale.skuId);
+    // Ids no one created: each misses Redis and asks MySQL whether the SKU exists.
+    const unknown = freshIds();
+    const reads = Promise.all(
+      Array.from({ length: 5000 }, (_, i) =>
+        fetch(`${api.url}/v1/activities/${unknown.activityId}/skus/${unknown.skuId + i}`).then(
+          async (response) => ({ status: response.status, retryAfter: response.headers.get("retry-after") }),
+        ),
+      ),
+    );
+    const buys = inWaves(200, 50, (i) => api.purchase(5_000_000 + i, sale));
+    const [answers, results] = await Promise.all([reads, buys]);
+
+    const statuses = new Map<number, number>();
+    for (const { status } of answers) statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    expect([...statuses.keys()].every((status) => status === 404 || status === 503)).toBe(true);
+    // The read pool's queue is bounded: beyond it a read is refused at once, with Retry-After.
+    expect(statuses.get(503) ?? 0).toBeGreaterThan(0);
+    expect(answers.filter((a) => a.status === 503).every((a) => Number(a.retryAfter) >= 1)).toBe(true);
+    expect(results.filter((r) => r.status === 201)).toHaveLength(50);
+    expect(results.filter((r) => r.status === 409 && r.body.code === "SOLD_OUT")).toHaveLength(150);
+    expect(sold(await skuInDatabase(api.pool, sale.activityId, sale.skuId))).toBe(50);
+  });
+
   it("a rebuild that sees orders CDC has not applied yet frees their reservations: the last units still sell", async () => {
     const sale = freshIds();
     await createSale(api.pool, { ...sale, units: 3 });

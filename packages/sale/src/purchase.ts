@@ -49,7 +49,13 @@ export interface PurchaseObserver {
 
 export interface PurchaseServiceOptions {
   redis: FlashgateRedis;
+  /** Purchase decisions, and the reads a buyer's answer depends on. */
   pool: Pool;
+  /**
+   * Reads anyone can cause (the public SKU view, a SKU missing from Redis): a small pool of their own
+   * whose queue is bounded, so that they never wait in line with purchase decisions.
+   */
+  readPool: Pool;
   guard: OverloadGuard;
   /** Buyers of one SKU decided per transaction, at most; how long one may wait for their batch; how
    * long the batch after a batch gathers buyers. */
@@ -125,7 +131,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
     soldOutBuyers(pool, activityId, skuId),
   );
   if (options.subscriber) followUnitsBack(options.subscriber, soldOut);
-  const skuWindow = createSkuWindows(pool);
+  const skuWindow = createSkuWindows(options.readPool);
 
   async function fastPath(request: PurchaseRequest): Promise<ReserveOutcome | "REDIS_DOWN"> {
     try {

@@ -1,7 +1,7 @@
 import { withScripts } from "@flashgate/cache";
-import { createPool, warmPool } from "@flashgate/db";
+import { warmPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
-import { createApp } from "@flashgate/purchase-api/app";
+import { createApp, createPools } from "@flashgate/purchase-api/app";
 import { loadConfig } from "@flashgate/purchase-api/config";
 import { loadSkuFromDatabase } from "@flashgate/sync";
 import { Redis } from "ioredis";
@@ -36,16 +36,14 @@ export async function startApi(options: ApiHarnessOptions = {}) {
   await new Promise((resolve) => redis.once("ready", resolve));
   const subscriber = redis.duplicate({ enableOfflineQueue: true });
   subscriber.on("error", () => {});
-  const pool = createPool(config.DATABASE_URL, {
-    connectionLimit: config.DB_POOL_SIZE,
-    multipleStatements: true,
-  });
+  const { pool, readPool } = createPools(config);
   if (!options.databaseUrl) await warmPool(pool, config.DB_POOL_SIZE);
   const app = createApp({
     config,
     redis,
     subscriber,
     pool,
+    readPool,
     logger: createLogger("purchase-api-test", "silent"),
   });
   const server = await serveApp(app.listener);
@@ -91,6 +89,7 @@ export async function startApi(options: ApiHarnessOptions = {}) {
     async close() {
       await server.close();
       await pool.end().catch(() => {});
+      await readPool.end().catch(() => {});
       redis.disconnect();
       subscriber.disconnect();
     },
