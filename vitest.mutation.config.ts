@@ -21,7 +21,7 @@ const workspaceExports = ["apps", "packages"].flatMap((group) =>
   }),
 );
 
+// Projects do not inherit the root's aliases: each gets them.
 export default defineConfig({
-  resolve: { alias: workspaceExports },
-  test: { projects: fastTiers },
+  test: { projects: fastTiers.map((project) => ({ ...project, resolve: { alias: workspaceExports } })) },
 });

@@ -138,7 +138,7 @@ describe("fuzzing every route", () => {
           if (status === 201 && target === "/v1/purchases") created++;
         },
       ),
-      { numRuns: 500 },
+      { numRuns: 3000 },
     );
     const after = await fingerprint();
     expect(after.orders).toBe(before.orders + created);
@@ -216,7 +216,7 @@ describe("fuzzing every route", () => {
           expect(status).toBe(401);
         },
       ),
-      { numRuns: 200 },
+      { numRuns: 500 },
     );
     expect(`${h}.${p}.${s}`).toBe(valid);
   });

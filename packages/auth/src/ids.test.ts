@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isId, parseId } from "./ids.ts";
+import { isId, isRequestId, parseId } from "./ids.ts";
 
 describe("ids", () => {
   it("accepts positive integers up to 2^53 − 1, written plainly", () => {
@@ -23,5 +23,11 @@ describe("ids", () => {
       "12345678901234567",
     ])
       expect(isId(text), text).toBe(false);
+  });
+
+  it("takes an Idempotency-Key of 8 to 64 base64url characters, nothing around it", () => {
+    for (const key of ["abcdefgh", "A-_09zZ1", "k".repeat(64)]) expect(isRequestId(key), key).toBe(true);
+    for (const key of ["abcdefg", "k".repeat(65), "!abcdefgh", "abcdefgh!", "abcd efgh", "ключключключ", ""])
+      expect(isRequestId(key), key).toBe(false);
   });
 });

@@ -1,10 +1,15 @@
+import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createJwtVerifier, type JwtError, signJwt } from "./jwt.ts";
 
 const secret = "a-test-secret-that-is-long-enough";
-const verify = createJwtVerifier(secret, { clockSkewS: 0 });
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
-const reason = (token: string, now?: number) => {
+/** Each check on a verifier of its own: a token cached by an earlier check must not decide a later one. */
+const reason = (
+  token: string,
+  now = 1_000_000_000,
+  verify = createJwtVerifier(secret, { clockSkewS: 0 }),
+) => {
   try {
     verify(token, now);
     return "ok";
@@ -16,7 +21,63 @@ const reason = (token: string, now?: number) => {
 describe("HS256 JWT", () => {
   it("accepts its own tokens and returns the claims", () => {
     const token = signJwt(secret, { sub: "42", exp: 2_000_000_000 });
+    const verify = createJwtVerifier(secret, { clockSkewS: 0 });
     expect(verify(token, 1_000_000_000)).toMatchObject({ sub: "42", exp: 2_000_000_000 });
+    expect(JSON.parse(Buffer.from(token.split(".")[0], "base64url").toString())).toEqual({
+      alg: "HS256",
+      typ: "JWT",
+    });
+  });
+
+  it("checks expiry against the clock by default, at the second, for a token seen before too", () => {
+    const nowS = Math.floor(Date.now() / 1000);
+    const verify = createJwtVerifier(secret, { clockSkewS: 0 });
+    expect(verify(signJwt(secret, { sub: "1", exp: nowS + 600 })).sub).toBe("1");
+    expect(() => verify(signJwt(secret, { sub: "1", exp: nowS - 600 }))).toThrow(
+      expect.objectContaining({ name: "JwtError", reason: "expired", message: "invalid token: expired" }),
+    );
+    const token = signJwt(secret, { sub: "2", exp: 1000 });
+    expect(verify(token, 1000).sub).toBe("2"); // cached now
+    expect(verify(token, 1000).sub).toBe("2");
+    expect(() => verify(token, 1000.5)).toThrow(expect.objectContaining({ reason: "expired" }));
+    const skewed = createJwtVerifier(secret, { clockSkewS: 30 });
+    expect(skewed(token, 1029).sub).toBe("2");
+    expect(skewed(token, 1030).sub).toBe("2");
+    expect(() => skewed(token, 1031)).toThrow(expect.objectContaining({ reason: "expired" }));
+    expect(() => createJwtVerifier(secret, { clockSkewS: 30 })(token, 1031)).toThrow(
+      expect.objectContaining({ reason: "expired" }),
+    );
+  });
+
+  it("refuses a token of the wrong shape as malformed, whatever its parts", () => {
+    const good = signJwt(secret, { sub: "42", exp: 2_000_000_000 });
+    const [header, payload] = good.split(".");
+    expect(reason(`${good}.x`)).toBe("malformed");
+    expect(reason(`${header}.${payload}`)).toBe("malformed");
+    expect(reason(`.${payload}.x`)).toBe("malformed");
+    // Longer than 4096 characters though correctly signed; exactly 4096 is accepted.
+    const padded = (n: number) => signJwt(secret, { sub: "42", exp: 2_000_000_000, role: "x".repeat(n) });
+    let n = 3000;
+    while (padded(n).length < 4096) n++;
+    const exact = [n - 1, n, n + 1].map(padded).find((t) => t.length === 4096);
+    if (exact) expect(reason(exact)).toBe("ok");
+    expect(reason(padded(n + 10))).toBe("malformed");
+  });
+
+  it("refuses claims that are not an object with a string sub and a numeric exp", () => {
+    const signed = (payload: string) => {
+      const head = good().split(".")[0];
+      const body = Buffer.from(payload).toString("base64url");
+      const sig = createHmac("sha256", secret).update(`${head}.${body}`).digest("base64url");
+      return `${head}.${body}.${sig}`;
+    };
+    const good = () => signJwt(secret, { sub: "42", exp: 2_000_000_000 });
+    expect(reason(signed("null"))).toBe("claims");
+    expect(reason(signed('"42"'))).toBe("claims");
+    expect(reason(signed('{"sub":42,"exp":2000000000}'))).toBe("claims");
+    expect(reason(signed('{"sub":"42","exp":"2000000000"}'))).toBe("claims");
+    expect(reason(signed("{not json"))).toBe("malformed");
+    expect(reason(signed('{"sub":"42","exp":2000000000}'))).toBe("ok");
   });
 
   it("refuses alg none, other algorithms, bad signatures, expiry, missing claims and junk", () => {
@@ -58,7 +119,15 @@ describe("HS256 JWT", () => {
       .map((low) => alphabet[(last & ~3) | low])
       .filter((char) => char !== signature.at(-1))
       .map((char) => `${token.slice(0, -1)}${char}`);
-    for (const variant of [`${token}=`, `${token}!`, `${token}%20`, `${token} `, ...sameBytes]) {
+    for (const variant of [
+      `${token}=`,
+      `${token}!`,
+      `${token}%20`,
+      `${token} `,
+      `${token}A`,
+      `!${token}`,
+      ...sameBytes,
+    ]) {
       expect(() => fresh(variant, 1_000_000_000), variant).toThrow(
         expect.objectContaining({ reason: "signature" }),
       );
@@ -86,5 +155,20 @@ describe("HS256 JWT", () => {
     expect(() => strict(token({ iss: "shop" }), 1_000_000_000)).toThrow(
       expect.objectContaining({ reason: "claims" }),
     );
+  });
+
+  it("caches a verified token once and keeps the cache within its bytes", () => {
+    const verify = createJwtVerifier(secret, { clockSkewS: 0, cacheBytes: 1000 });
+    const token = (user: number) => signJwt(secret, { sub: String(user), exp: 2_000_000_000 });
+    verify(token(1), 1_000_000_000);
+    const one = verify.cachedBytes();
+    expect(one).toBe(token(1).length);
+    verify(token(1), 1_000_000_000);
+    expect(verify.cachedBytes()).toBe(one);
+    for (let user = 2; user < 40; user++) {
+      verify(token(user), 1_000_000_000);
+      expect(verify.cachedBytes()).toBeGreaterThan(0);
+      expect(verify.cachedBytes()).toBeLessThanOrEqual(1000);
+    }
   });
 });

@@ -84,6 +84,22 @@ describe(`the database as flashgate needs it (${engine})`, () => {
     expect((refused as { errno?: number }).errno).toBe(serverErrors.tableAccessDenied);
   });
 
+  it("migrates again without changing anything, and refuses names that are not plain identifiers", async () => {
+    const ctx = fastTierContext();
+    const options = {
+      database: databaseName,
+      appUser: { name: "flashgate", password: ctx.secrets.appDbPassword },
+      debeziumUser: { name: "debezium", password: ctx.secrets.debeziumDbPassword },
+    };
+    const grantsBefore = await globalPrivileges(admin, "flashgate");
+    expect(await migrate(admin, options)).toEqual({ applied: [] });
+    expect(await globalPrivileges(admin, "flashgate")).toEqual(grantsBefore);
+    await app.query("SELECT COUNT(*) FROM sale_order");
+    for (const bad of ["flash gate", "x`; DROP TABLE t; --", ""])
+      await expect(migrate(admin, { ...options, database: bad })).rejects.toThrow(/invalid identifier/);
+    await admin.query(`USE ${databaseName}`);
+  });
+
   it("never lets a failed user statement carry a password", async () => {
     const password = `never-printed-${Date.now()}-0123456789abcdef`;
     // An account that owns the database but may not create users: the user step's first statement fails.

@@ -1,0 +1,52 @@
+import { createSale, fastDatabaseUrl, freshIds, testEngine } from "@flashgate/testkit";
+import type { Pool } from "mysql2/promise";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { binlogCoordinates, readBinlogSource } from "./binlog-source.ts";
+import { closeOrder } from "./lifecycle.ts";
+import { createPool } from "./pool.ts";
+import { placeOrder } from "./purchase.ts";
+import { readSkuSnapshot } from "./sku-snapshot.ts";
+
+describe("reading a SKU for the cache, fenced by the binlog, on the database alone", () => {
+  let pool: Pool;
+  beforeAll(() => {
+    pool = createPool(fastDatabaseUrl(), { connectionLimit: 4, multipleStatements: true });
+  });
+  afterAll(async () => pool.end());
+
+  it("reads stock, price, window, rebuy and the blocking buyers in user order, at a position not after the read", async () => {
+    const ids = freshIds();
+    const startsAt = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+    const endsAt = new Date(startsAt.getTime() + 3_600_000);
+    await createSale(pool, { ...ids, units: 5, priceCents: 4200, startsAt, endsAt, rebuyAfterClose: true });
+    const key = (user: number) => `s-${ids.activityId}-${user}`;
+    for (const user of [30, 4, 200])
+      await placeOrder(pool, { ...ids, userId: String(user), requestId: key(user) });
+    // Closed with rebuy allowed: no longer a buyer.
+    expect((await closeOrder(pool, key(200))).kind).toBe("closed");
+    const before = await binlogCoordinates(pool);
+    const snapshot = await readSkuSnapshot(pool, ids.activityId, ids.skuId);
+    const after = await binlogCoordinates(pool);
+    expect(snapshot).toEqual({
+      binlogFile: before.file,
+      binlogPos: expect.any(Number),
+      available: 3,
+      priceCents: 4200,
+      currency: "EUR",
+      startsAt,
+      endsAt,
+      rebuyAfterClose: true,
+      buyers: ["4", "30"],
+    });
+    expect(snapshot?.binlogPos).toBeGreaterThanOrEqual(before.pos);
+    expect(snapshot?.binlogPos).toBeLessThanOrEqual(after.pos);
+    expect(await readSkuSnapshot(pool, ids.activityId, ids.skuId + 1)).toBeUndefined();
+  });
+
+  it("names the server the binlog comes from, and where it stands", async () => {
+    const source = await readBinlogSource(pool);
+    expect(source.identity).toMatch(testEngine === "mysql" ? /^\d+\/[0-9a-f-]{36}$/ : /^\d+\/$/);
+    expect(source.file).toMatch(/\.\d{6}$/);
+    expect(source.pos).toBeGreaterThan(0);
+  });
+});
