@@ -1,0 +1,112 @@
+import { createSale, fastDatabaseUrl, freshIds } from "@flashgate/testkit";
+import type { Pool, RowDataPacket } from "mysql2/promise";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closeExpiredOrders, type PaymentEvent, recordPayment } from "./lifecycle.ts";
+import { findOrder, soldOutBuyers } from "./orders.ts";
+import { createPool } from "./pool.ts";
+import { placeOrder } from "./purchase.ts";
+
+describe("an order's life after the purchase, on the database alone", () => {
+  let pool: Pool;
+  beforeAll(() => {
+    pool = createPool(fastDatabaseUrl(), { connectionLimit: 4, multipleStatements: true });
+  });
+  afterAll(async () => pool.end());
+
+  async function sale(units: number, buyers: number[], fields: { paymentTimeoutS?: number } = {}) {
+    const ids = freshIds();
+    await createSale(pool, { ...ids, units, ...fields });
+    const key = (user: number) => `l-${ids.activityId}-${user}`;
+    for (const user of buyers) await placeOrder(pool, { ...ids, userId: String(user), requestId: key(user) });
+    return { ids, key };
+  }
+
+  it("records a payment once: the policy decides, the event and its effect commit together", async () => {
+    const { key } = await sale(3, [1, 2]);
+    const event = (fields: Partial<PaymentEvent>): PaymentEvent => ({
+      eventId: `e-${key(1)}`,
+      requestId: key(1),
+      status: "SUCCEEDED",
+      amountCents: 1999,
+      currency: "EUR",
+      ...fields,
+    });
+    const seen: unknown[] = [];
+    const pays = (order: unknown) => {
+      seen.push(order);
+      return { outcome: "PAID", pays: true, needsRefund: false };
+    };
+    const first = await recordPayment(pool, event({}), pays);
+    expect(first).toMatchObject({ kind: "recorded", outcome: "PAID", order: { state: "PAID" } });
+    expect(seen).toEqual([{ state: "PENDING", amountCents: 1999, currency: "EUR" }]);
+    expect(await recordPayment(pool, event({}), pays)).toEqual({ kind: "duplicate", outcome: "PAID" });
+    expect(seen).toHaveLength(2);
+
+    // A refusal writes the event, marked for refund, and leaves the order as it was.
+    const refused = await recordPayment(pool, event({ eventId: `e2-${key(2)}`, requestId: key(2) }), () => ({
+      outcome: "AMOUNT_MISMATCH",
+      pays: false,
+      needsRefund: true,
+    }));
+    expect(refused).toMatchObject({
+      kind: "recorded",
+      outcome: "AMOUNT_MISMATCH",
+      order: { state: "PENDING" },
+    });
+    const [rows] = await pool.query<RowDataPacket[]>(
+      "SELECT outcome, needs_refund, amount_cents FROM payment_event WHERE request_id = ?",
+      [key(2)],
+    );
+    expect(rows.map((row) => [row.outcome, Boolean(row.needs_refund), Number(row.amount_cents)])).toEqual([
+      ["AMOUNT_MISMATCH", true, 1999],
+    ]);
+
+    // No such order: the policy is told so, and the event is still recorded.
+    const unknown = await recordPayment(
+      pool,
+      event({ eventId: `e3-${key(9)}`, requestId: key(9) }),
+      (order) => ({
+        outcome: order ? "PAID" : "UNKNOWN_ORDER",
+        pays: false,
+        needsRefund: true,
+      }),
+    );
+    expect(unknown).toEqual({ kind: "recorded", outcome: "UNKNOWN_ORDER", order: undefined });
+  });
+
+  it("closes every expired PENDING order and counts them; paid and unexpired ones stay", async () => {
+    // The database outlives runs: orders other tests left expired are closed too, and counted.
+    while ((await closeExpiredOrders(pool, 1000)) > 0);
+    const { ids, key } = await sale(5, [1, 2, 3, 4], { paymentTimeoutS: 60 });
+    await pool.query(
+      "UPDATE sale_order SET expires_at = NOW(3) - INTERVAL 1 SECOND WHERE request_id IN (?, ?, ?)",
+      [key(1), key(2), key(3)],
+    );
+    await pool.query("UPDATE sale_order SET state = 'PAID' WHERE request_id = ?", [key(3)]);
+    expect(await closeExpiredOrders(pool, 1)).toBe(1);
+    expect(await closeExpiredOrders(pool, 1000)).toBe(1);
+    expect(await closeExpiredOrders(pool, 1000)).toBe(0);
+    const states = await Promise.all(
+      [1, 2, 3, 4].map(async (user) => (await findOrder(pool, key(user)))?.state),
+    );
+    expect(states).toEqual(["CLOSED", "CLOSED", "PAID", "PENDING"]);
+    const [stock] = await pool.query<RowDataPacket[]>(
+      "SELECT available FROM sale_stock WHERE activity_id = ? AND sku_id = ?",
+      [ids.activityId, ids.skuId],
+    );
+    expect(Number(stock[0].available)).toBe(3);
+  });
+
+  it("names the buyers of a sold-out SKU by request id, and nobody while units are left", async () => {
+    const open = await sale(3, [1]);
+    expect(await soldOutBuyers(pool, open.ids.activityId, open.ids.skuId)).toBeNull();
+    expect(await soldOutBuyers(pool, open.ids.activityId, open.ids.skuId + 1)).toBeNull();
+    const gone = await sale(2, [7, 8]);
+    expect(await soldOutBuyers(pool, gone.ids.activityId, gone.ids.skuId)).toEqual(
+      new Map([
+        ["7", gone.key(7)],
+        ["8", gone.key(8)],
+      ]),
+    );
+  });
+});
