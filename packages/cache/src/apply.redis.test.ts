@@ -7,6 +7,7 @@ import { activitySkusKey, buyerField, endedGraceMs, skuKeys, skuRef, unitsBackCh
 import { type SkuLoad, writeSkuLoad } from "./load.ts";
 import { reserveUnit } from "./reserve.ts";
 import { type FlashgateRedis, withScripts } from "./scripts.ts";
+import { readCachedSku } from "./sku-view.ts";
 
 const at = (pos: number, row = 0) => binlogPosition("binlog.000002", pos, row);
 const stock = (pos: string, available: number, op = "u"): SkuChange => ({
@@ -149,6 +150,9 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
 
   it("drops the SKU when its row is deleted", async () => {
     const { ids, keys } = await loaded();
+    expect((await apply(ids, [stock(at(1000, 5), 3)])).verdict).not.toBe("GONE");
+    expect(await redis.sismember(activitySkusKey(ids.activityId), String(ids.skuId))).toBe(1);
+    expect((await readCachedSku(redis, ids.activityId, ids.skuId))?.rebuy).toBe(false);
     expect((await apply(ids, [{ k: "gone", op: "d", pos: at(1001) }, stock(at(1002), 1)])).verdict).toBe(
       "GONE",
     );

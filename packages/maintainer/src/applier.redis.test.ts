@@ -136,11 +136,33 @@ describe("the applier, on Redis alone", () => {
     // Every sale change carried its commit time, the skipped one too: three lag samples.
     expect(lag.find((v) => v.labels.source === "row")?.value).toBe(3);
     expect(lag.find((v) => v.labels.source === "heartbeat")?.value).toBe(2);
+    // In seconds, a few milliseconds each: commits 5 ms before, heartbeats stamped now.
+    const sums = (await metrics.lag.get()).values.filter(
+      (v) => v.metricName === "flashgate_cdc_lag_seconds_sum",
+    );
+    for (const source of ["row", "heartbeat"]) {
+      const sum = sums.find((v) => v.labels.source === source)?.value ?? -1;
+      expect(sum, source).toBeGreaterThanOrEqual(0);
+      expect(sum, source).toBeLessThan(5);
+    }
+    expect(sums.find((v) => v.labels.source === "row")?.value).toBeGreaterThan(0.004);
+    const appliedAt = (await metrics.lastAppliedAt.get()).values[0].value;
+    expect(Math.abs(appliedAt - Date.now() / 1000)).toBeLessThan(60);
   });
 
-  it("reports no heartbeat when the batch holds none", async () => {
+  it("reports no heartbeat when the batch holds none; a heartbeat without its time still counts, unmeasured", async () => {
     const sku = await loaded();
     expect((await applier.applyBatch([stock(sku, 2000, 9)])).heartbeat).toBeUndefined();
+    const beat = record(
+      topics.heartbeat,
+      { id: 1 },
+      { table: "cdc_heartbeat", op: "u", pos: 2700, after: { id: 1 } },
+    );
+    expect((await applier.applyBatch([beat])).heartbeat).toBe(at(2700));
+    const count = (await metrics.lag.get()).values.find(
+      (v) => v.metricName === "flashgate_cdc_lag_seconds_count" && v.labels.source === "heartbeat",
+    );
+    expect(count?.value ?? 0).toBe(0);
   });
 
   it("skips a tombstone; an unreadable record is a dead letter and its SKU is queued for a rebuild", async () => {
@@ -148,13 +170,22 @@ describe("the applier, on Redis alone", () => {
     const unreadable = { ...stock(sku, 2000, 9), value: "not json" };
     const noSku = { ...unreadable, key: "not a key" };
     const tombstone = { ...stock(sku, 2100, 8), value: undefined };
-    const { dead } = await applier.applyBatch([tombstone, unreadable, noSku]);
+    // A key naming half a SKU, or a record of another topic, names no SKU to rebuild.
+    const other = freshIds();
+    const halfKey = { ...unreadable, key: JSON.stringify({ activity_id: other.activityId }) };
+    const otherTopic = { ...unreadable, topic: topics.activity, key: JSON.stringify(stockKey(other)) };
+    const { dead } = await applier.applyBatch([tombstone, unreadable, noSku, halfKey, otherTopic]);
     expect(dead.map((letter) => [letter.record, letter.reason])).toEqual([
       [unreadable, "value is not JSON"],
       [noSku, "value is not JSON"],
+      [halfKey, "value is not JSON"],
+      [otherTopic, "value is not JSON"],
     ]);
+    expect(
+      (await redis.smembers(rebuildQueueKey)).filter((ref) => ref.startsWith(`${other.activityId}:`)),
+    ).toEqual([]);
     expect(await redis.smembers(rebuildQueueKey)).toContain(skuRef(sku.activityId, sku.skuId));
-    expect((await metrics.deadLetters.get()).values[0].value).toBe(2);
+    expect((await metrics.deadLetters.get()).values[0].value).toBe(4);
     expect(await readCachedSku(redis, sku.activityId, sku.skuId)).toMatchObject({ available: 10 });
     await redis.srem(rebuildQueueKey, skuRef(sku.activityId, sku.skuId));
   });

@@ -25,6 +25,8 @@ describe("isSkuFailure", () => {
       true,
     );
     expect(isSkuFailure(new RangeError("Maximum call stack size exceeded"))).toBe(true);
+    expect(isSkuFailure(new TypeError("Cannot read properties of undefined"))).toBe(true);
+    expect(isSkuFailure(new Error("something else"))).toBe(false);
   });
 
   it("takes a lost connection or a database error for the shared dependency's", () => {
