@@ -4,7 +4,7 @@ import { createSoldOutShortcut } from "./sold-out-shortcut.ts";
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 /** A shortcut on a clock the test moves, counting how often MySQL is asked. */
-function shortcutOn(ttlMs: number, buyers: () => Map<string, string> | null) {
+function shortcutOn(ttlMs: number, buyers: () => Map<string, string> | null, maxActivities?: number) {
   const clock = { ms: 1_000_000 };
   let loads = 0;
   const shortcut = createSoldOutShortcut(
@@ -13,7 +13,7 @@ function shortcutOn(ttlMs: number, buyers: () => Map<string, string> | null) {
       loads += 1;
       return buyers();
     },
-    { now: () => clock.ms },
+    { now: () => clock.ms, maxActivities },
   );
   shortcut.listening(true);
   return { shortcut, clock, loads: () => loads };
@@ -120,6 +120,39 @@ describe("sold-out shortcut", () => {
     expect(shortcut.answer(1, 2, "7", "k7")).toBeUndefined();
     shortcut.soldOut(1, 2);
     await settle();
+    expect(shortcut.answer(1, 2, "7", "k7")).toBeUndefined();
+  });
+
+  it("loads one SKU once at a time and once per snapshot, at its exact boundaries", async () => {
+    const { shortcut, clock, loads } = shortcutOn(100, () => new Map());
+    shortcut.soldOut(1, 2);
+    shortcut.soldOut(1, 2);
+    await settle();
+    expect(loads()).toBe(1);
+    shortcut.soldOut(1, 2); // a snapshot in force: nothing to load
+    await settle();
+    expect(loads()).toBe(1);
+    shortcut.listening(true); // still listening: nothing dropped
+    expect(shortcut.answer(1, 2, "7", "k7")).toBe("SOLD_OUT");
+    clock.ms += 75; // a quarter of its life left: not yet the last quarter
+    expect(shortcut.answer(1, 2, "7", "k7")).toBe("SOLD_OUT");
+    await settle();
+    expect(loads()).toBe(1);
+    clock.ms += 25; // its last instant is past
+    expect(shortcut.answer(1, 2, "7", "k7")).toBeUndefined();
+  });
+
+  it("keeps at most maxActivities activities, starting over when full", async () => {
+    const { shortcut } = shortcutOn(100, () => new Map(), 1);
+    shortcut.soldOut(1, 2);
+    await settle();
+    shortcut.soldOut(1, 3);
+    await settle();
+    expect(shortcut.answer(1, 2, "7", "k7")).toBe("SOLD_OUT");
+    expect(shortcut.answer(1, 3, "7", "k7")).toBe("SOLD_OUT");
+    shortcut.soldOut(5, 6);
+    await settle();
+    expect(shortcut.answer(5, 6, "7", "k7")).toBe("SOLD_OUT");
     expect(shortcut.answer(1, 2, "7", "k7")).toBeUndefined();
   });
 });
