@@ -26,7 +26,7 @@ const stryker = spawnSync(
     env: {
       ...process.env,
       FLASHGATE_DB: engine,
-      FLASHGATE_JARS: join(repoRoot, ".flashgate", "jars"),
+      FLASHGATE_JARS: process.env.FLASHGATE_JARS ?? join(repoRoot, ".flashgate", "jars"),
       FLASHGATE_FAST_TIER_HOME: workersHome,
     },
   },
