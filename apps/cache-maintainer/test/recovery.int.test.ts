@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { readCachedSku, skuKeys } from "@flashgate/cache";
+import { serverErrors } from "@flashgate/db";
 import { up } from "@flashgate/stack";
 import { compareSku } from "@flashgate/sync";
 import { parsePrometheus, sumOf } from "@flashgate/telemetry/scrape";
@@ -32,36 +33,46 @@ async function mixedChanges(pool: Pool, skus: { activityId: number; skuId: numbe
         const sku = skus[(done + w) % skus.length];
         const pick = done % 5;
         done += 2;
-        await db.query("START TRANSACTION");
-        if (pick < 3) {
-          user += 1;
-          await db.query(
-            `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
-             VALUES (?, ?, ?, ?, 'PENDING', 100, 'EUR', NOW(3), NOW(3) + INTERVAL 15 MINUTE)`,
-            [`mix-${sku.activityId}-${user}`, sku.activityId, sku.skuId, user],
-          );
-          await db.query(
-            "UPDATE sale_stock SET available = available - 1 WHERE activity_id = ? AND sku_id = ? AND available >= 1",
-            [sku.activityId, sku.skuId],
-          );
-        } else if (pick === 3) {
-          const [closed] = await db.query(
-            "UPDATE sale_order SET state = 'CLOSED' WHERE activity_id = ? AND sku_id = ? AND state = 'PENDING' ORDER BY created_at LIMIT 1",
-            [sku.activityId, sku.skuId],
-          );
-          if ((closed as { affectedRows: number }).affectedRows === 1) {
-            await db.query(
-              "UPDATE sale_stock SET available = available + 1 WHERE activity_id = ? AND sku_id = ?",
-              [sku.activityId, sku.skuId],
-            );
+        if (pick < 3) user += 1;
+        const buyer = user;
+        // Four writers on the same SKUs, locking in different orders: a deadlock is retried, as any client would.
+        for (;;) {
+          await db.query("START TRANSACTION");
+          try {
+            if (pick < 3) {
+              await db.query(
+                `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+                 VALUES (?, ?, ?, ?, 'PENDING', 100, 'EUR', NOW(3), NOW(3) + INTERVAL 15 MINUTE)`,
+                [`mix-${sku.activityId}-${buyer}`, sku.activityId, sku.skuId, buyer],
+              );
+              await db.query(
+                "UPDATE sale_stock SET available = available - 1 WHERE activity_id = ? AND sku_id = ? AND available >= 1",
+                [sku.activityId, sku.skuId],
+              );
+            } else if (pick === 3) {
+              const [closed] = await db.query(
+                "UPDATE sale_order SET state = 'CLOSED' WHERE activity_id = ? AND sku_id = ? AND state = 'PENDING' ORDER BY created_at LIMIT 1",
+                [sku.activityId, sku.skuId],
+              );
+              if ((closed as { affectedRows: number }).affectedRows === 1) {
+                await db.query(
+                  "UPDATE sale_stock SET available = available + 1 WHERE activity_id = ? AND sku_id = ?",
+                  [sku.activityId, sku.skuId],
+                );
+              }
+            } else {
+              await db.query(
+                "UPDATE sale_stock SET available = available + 3 WHERE activity_id = ? AND sku_id = ?",
+                [sku.activityId, sku.skuId],
+              );
+            }
+            await db.query("COMMIT");
+            break;
+          } catch (error) {
+            await db.query("ROLLBACK");
+            if ((error as { errno?: number }).errno !== serverErrors.deadlock) throw error;
           }
-        } else {
-          await db.query(
-            "UPDATE sale_stock SET available = available + 3 WHERE activity_id = ? AND sku_id = ?",
-            [sku.activityId, sku.skuId],
-          );
         }
-        await db.query("COMMIT");
       }
     } finally {
       db.release();
