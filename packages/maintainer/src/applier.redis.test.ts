@@ -58,6 +58,16 @@ const order = (sku: { activityId: number; skuId: number }, pos: number, userId: 
     after: { ...stockKey(sku), user_id: userId, state: "PENDING", closed_seq: 0, updated_at: Date.now() - 5 },
   });
 
+/** An activity row's change: `op` "d" carries the row as `before`, any other as `after`. */
+const activity = (id: number, op: string, pos: number, row: object) =>
+  record(
+    topics.activity,
+    { id },
+    { table: "activity", op, pos, [op === "d" ? "before" : "after"]: { id, ...row } },
+  );
+const beat = (pos: number, row: object = { beat_at: Date.now() }) =>
+  record(topics.heartbeat, { id: 1 }, { table: "cdc_heartbeat", op: "u", pos, after: { id: 1, ...row } });
+
 describe("the applier, on Redis alone", () => {
   let redis: FlashgateRedis;
   let unreachable: Pool;
@@ -114,32 +124,21 @@ describe("the applier, on Redis alone", () => {
       stock(sku, 900, 50), // older than the load: skipped
       stock(sku, 2000, 9),
       order(sku, 2000, 5),
-      record(
-        topics.heartbeat,
-        { id: 1 },
-        { table: "cdc_heartbeat", op: "u", pos: 2500, after: { id: 1, beat_at: Date.now() } },
-      ),
-      record(
-        topics.heartbeat,
-        { id: 1 },
-        { table: "cdc_heartbeat", op: "u", pos: 2600, after: { id: 1, beat_at: Date.now() } },
-      ),
+      beat(2500),
+      beat(2600),
     ]);
     expect(dead).toEqual([]);
     expect(heartbeat).toBe(at(2600));
     expect(await readCachedSku(redis, sku.activityId, sku.skuId)).toMatchObject({ available: 9, buyers: 1 });
     expect(await counted("sale", "applied")).toBe(2);
     expect(await counted("sale", "skipped")).toBe(1);
-    const lag = (await metrics.lag.get()).values.filter(
-      (v) => v.metricName === "flashgate_cdc_lag_seconds_count",
-    );
+    const { values } = await metrics.lag.get();
+    const lag = values.filter((v) => v.metricName === "flashgate_cdc_lag_seconds_count");
     // Every sale change carried its commit time, the skipped one too: three lag samples.
     expect(lag.find((v) => v.labels.source === "row")?.value).toBe(3);
     expect(lag.find((v) => v.labels.source === "heartbeat")?.value).toBe(2);
     // In seconds, a few milliseconds each: commits 5 ms before, heartbeats stamped now.
-    const sums = (await metrics.lag.get()).values.filter(
-      (v) => v.metricName === "flashgate_cdc_lag_seconds_sum",
-    );
+    const sums = values.filter((v) => v.metricName === "flashgate_cdc_lag_seconds_sum");
     for (const source of ["row", "heartbeat"]) {
       const sum = sums.find((v) => v.labels.source === source)?.value ?? -1;
       expect(sum, source).toBeGreaterThanOrEqual(0);
@@ -153,12 +152,8 @@ describe("the applier, on Redis alone", () => {
   it("reports no heartbeat when the batch holds none; a heartbeat without its time still counts, unmeasured", async () => {
     const sku = await loaded();
     expect((await applier.applyBatch([stock(sku, 2000, 9)])).heartbeat).toBeUndefined();
-    const beat = record(
-      topics.heartbeat,
-      { id: 1 },
-      { table: "cdc_heartbeat", op: "u", pos: 2700, after: { id: 1 } },
-    );
-    expect((await applier.applyBatch([beat])).heartbeat).toBe(at(2700));
+    const untimed = beat(2700, {});
+    expect((await applier.applyBatch([untimed])).heartbeat).toBe(at(2700));
     const count = (await metrics.lag.get()).values.find(
       (v) => v.metricName === "flashgate_cdc_lag_seconds_count" && v.labels.source === "heartbeat",
     );
@@ -195,21 +190,11 @@ describe("the applier, on Redis alone", () => {
     const second = await loaded(10, first.activityId);
     const endsAt = Date.now() + 2 * hour;
     await applier.applyBatch([
-      record(
-        topics.activity,
-        { id: first.activityId },
-        {
-          table: "activity",
-          op: "u",
-          pos: 3000,
-          after: {
-            id: first.activityId,
-            starts_at: Date.now() - hour,
-            ends_at: endsAt,
-            rebuy_after_close: 1,
-          },
-        },
-      ),
+      activity(first.activityId, "u", 3000, {
+        starts_at: Date.now() - hour,
+        ends_at: endsAt,
+        rebuy_after_close: 1,
+      }),
     ]);
     for (const sku of [first, second])
       expect(await readCachedSku(redis, sku.activityId, sku.skuId)).toMatchObject({
@@ -218,18 +203,7 @@ describe("the applier, on Redis alone", () => {
       });
     expect(await counted("activity", "handled")).toBe(1);
 
-    await applier.applyBatch([
-      record(
-        topics.activity,
-        { id: first.activityId },
-        {
-          table: "activity",
-          op: "d",
-          pos: 3100,
-          before: { id: first.activityId },
-        },
-      ),
-    ]);
+    await applier.applyBatch([activity(first.activityId, "d", 3100, {})]);
     for (const sku of [first, second])
       expect(await readCachedSku(redis, sku.activityId, sku.skuId)).toBeUndefined();
     expect(await counted("activity-gone", "handled")).toBe(1);
