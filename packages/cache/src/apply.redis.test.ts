@@ -1,5 +1,5 @@
 import { binlogPosition } from "@flashgate/cdc";
-import { fastRedisUrl, freshIds } from "@flashgate/testkit";
+import { fastRedisUrl, freshIds, openSkuLoad } from "@flashgate/testkit";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyActivityChange, applySkuChanges, type SkuChange } from "./apply.ts";
@@ -42,17 +42,7 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
     listener.disconnect();
   });
 
-  const snapshot = (fields: Partial<SkuLoad> = {}): SkuLoad => ({
-    position: at(1000),
-    available: 10,
-    priceCents: 1999,
-    currency: "EUR",
-    startsAt: new Date(Date.now() - hour),
-    endsAt: new Date(Date.now() + hour),
-    rebuyAfterClose: false,
-    buyers: [],
-    ...fields,
-  });
+  const snapshot = openSkuLoad;
   async function loaded(fields: Partial<SkuLoad> = {}) {
     const ids = freshIds();
     expect(await writeSkuLoad(redis, ids.activityId, ids.skuId, snapshot(fields))).toBe("loaded");

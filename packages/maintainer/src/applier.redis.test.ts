@@ -10,7 +10,7 @@ import {
 import { binlogPosition, topics } from "@flashgate/cdc";
 import { createPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
-import { fastRedisUrl, freshIds } from "@flashgate/testkit";
+import { fastRedisUrl, freshIds, openSkuLoad } from "@flashgate/testkit";
 import { Redis } from "ioredis";
 import type { Pool } from "mysql2/promise";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -101,16 +101,7 @@ describe("the applier, on Redis alone", () => {
   async function loaded(available = 10, activityId?: number) {
     const ids = freshIds();
     const sku = { activityId: activityId ?? ids.activityId, skuId: ids.skuId };
-    const result = await writeSkuLoad(redis, sku.activityId, sku.skuId, {
-      position: at(1000),
-      available,
-      priceCents: 1999,
-      currency: "EUR",
-      startsAt: new Date(Date.now() - hour),
-      endsAt: new Date(Date.now() + hour),
-      rebuyAfterClose: false,
-      buyers: [],
-    });
+    const result = await writeSkuLoad(redis, sku.activityId, sku.skuId, openSkuLoad({ available }));
     expect(result).toBe("loaded");
     return sku;
   }

@@ -1,4 +1,5 @@
-import { type FlashgateRedis, skuKeys, withScripts } from "@flashgate/cache";
+import { type FlashgateRedis, type SkuLoad, skuKeys, withScripts } from "@flashgate/cache";
+import { binlogPosition } from "@flashgate/cdc";
 import { createPool } from "@flashgate/db";
 import { compareSku } from "@flashgate/sync";
 import { Redis } from "ioredis";
@@ -6,6 +7,21 @@ import { expect } from "vitest";
 import { stackEnv } from "./env.ts";
 import { eventually } from "./eventually.ts";
 import { startAppProcess } from "./processes.ts";
+
+const hour = 3600_000;
+
+/** A SKU as a load writes it into Redis: on sale for an hour around now, 10 units, no buyers, read at position 1000. */
+export const openSkuLoad = (fields: Partial<SkuLoad> = {}): SkuLoad => ({
+  position: binlogPosition("binlog.000002", 1000, 0),
+  available: 10,
+  priceCents: 1999,
+  currency: "EUR",
+  startsAt: new Date(Date.now() - hour),
+  endsAt: new Date(Date.now() + hour),
+  rebuyAfterClose: false,
+  buyers: [],
+  ...fields,
+});
 
 export const startMaintainer = (env: Record<string, string> = {}) =>
   startAppProcess("cache-maintainer", { ...stackEnv(), ...env });
