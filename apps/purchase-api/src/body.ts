@@ -37,9 +37,8 @@ export function readBody(incoming: IncomingMessage, maxBytes = defaultMaxBytes):
         chunks.push(chunk);
       });
       incoming.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+      // A client that goes away mid-body, or a request past its timeout: node reports it here ("aborted").
       incoming.once("error", reject);
-      // The request timed out or the client went away: nothing will answer, but nothing may hang.
-      incoming.once("close", () => reject(new ApiError("INVALID_REQUEST", "the body was not received")));
     });
   });
 }

@@ -103,4 +103,25 @@ describe("the API's HTTP server, against slow and greedy clients", () => {
     });
     for (const socket of held) socket.destroy();
   });
+
+  it("settles the body read of a client that goes away mid-body", async () => {
+    let settled: (outcome: string) => void = () => {};
+    const outcome = new Promise<string>((resolve) => {
+      settled = resolve;
+    });
+    const server = createHttpServer((req) => {
+      readBody(req).then(
+        () => settled("resolved"),
+        (error: Error) => settled(`rejected: ${error.message}`),
+      );
+    }, limits);
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const socket = await open((server.address() as AddressInfo).port);
+    socket.write('POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{"activityId":');
+    // Once the server holds the partial body, the client vanishes.
+    await new Promise((resolve) => setImmediate(resolve));
+    socket.destroy();
+    expect(await outcome).toMatch(/^rejected/);
+  });
 });
