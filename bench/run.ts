@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only storm,drift,lag,micro] [-- --processes N]
+// npm run bench [-- --quick] [-- --only storm,drift,lag,micro,flood] [-- --processes N]
 
 import { availableParallelism } from "node:os";
 import { withScripts } from "@flashgate/cache";
@@ -15,6 +15,7 @@ import {
   startRedisTruth,
 } from "./lib/systems.ts";
 import { driftScenario } from "./scenarios/drift.ts";
+import { floodScenario } from "./scenarios/flood.ts";
 import { lagScenario } from "./scenarios/lag.ts";
 import { microScenario } from "./scenarios/micro.ts";
 import { storm } from "./scenarios/storm.ts";
@@ -84,6 +85,15 @@ try {
     process.stderr.write("▸ micro ceilings\n");
     process.stderr.write(
       `  → ${writeResult(resultName("micro"), { facts, ...(await microScenario(systems, pool, redis, env.REDIS_URL, env.AUTH_JWT_SECRET, quick ? 20_000 : 60_000)) })}\n`,
+    );
+  }
+  if (wanted("flood")) {
+    const profile = quick
+      ? { units: 200, requests: 10_000, users: 5_000, connections: 100, floodConnections: 2_000, rounds: 2 }
+      : { units: 500, requests: 30_000, users: 10_000, connections: 100, floodConnections: 5_000, rounds: 3 };
+    process.stderr.write(`▸ flood of unknown-SKU views beside a sale ${JSON.stringify(profile)}\n`);
+    process.stderr.write(
+      `  → ${writeResult(resultName("flood"), { facts, ...(await floodScenario(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,
     );
   }
   writeResultsMarkdown();

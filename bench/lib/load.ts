@@ -77,6 +77,8 @@ export async function runLoad(
   total: number,
   connections: number,
   next: (index: number) => LoadRequest,
+  /** Stops sending early once this answers true (a background load that lasts as long as another). */
+  stop: () => boolean = () => false,
 ): Promise<LoadResult> {
   const urls = (Array.isArray(servers) ? servers : [servers]).map((url) => new URL(url));
   const latencies: Record<string, number[]> = {};
@@ -97,7 +99,7 @@ export async function runLoad(
       let buffer: Buffer = Buffer.alloc(0);
       let sentAt = 0;
       const send = () => {
-        if (issued >= total) {
+        if (issued >= total || stop()) {
           socket.end();
           return resolve();
         }
@@ -137,10 +139,11 @@ export async function runLoad(
   await Promise.all(sockets.map((socket, i) => drive(socket, urls[i % urls.length].host)));
   const elapsedMs = performance.now() - started;
   const answered = Object.values(latencies).reduce((sum, values) => sum + values.length, 0);
-  // A request without an answer (a connection that broke) is an error.
-  const errors = total - answered;
+  // A request without an answer (a connection that broke) is an error; a stopped load planned only what it sent.
+  const planned = stop() ? issued : total;
+  const errors = planned - answered;
   return {
-    requests: total,
+    requests: planned,
     elapsedMs,
     perSecond: (answered / elapsedMs) * 1000,
     latencies,

@@ -105,6 +105,7 @@ export function writeResultsMarkdown(): void {
     ...driftSection(results),
     ...lagSection(results),
     ...microSection(results),
+    ...floodSection(results),
   );
   writeFileSync(join(repoRoot, "bench", "RESULTS.md"), `${lines.join("\n")}\n`);
 }
@@ -257,5 +258,50 @@ function microSection(results: Results): string[] {
       "",
     );
   }
+  return lines;
+}
+
+/** Purchases quiet, beside a flood of views of a known SKU, and beside a flood of unknown ids. */
+function floodSection(results: Results): string[] {
+  const flood = results.flood?.data as
+    | {
+        profile: Record<string, number>;
+        created201Ms: Record<string, { count: number; p50: number; p99: number; p999: number }>;
+        p99UnknownOverQuiet: number;
+        p99KnownOverQuiet: number;
+        p99UnknownOverKnown: number;
+        rounds: ResultRow[];
+      }
+    | undefined;
+  if (!flood) return [];
+  const { profile } = flood;
+  const lines = [
+    `## Purchases beside a flood of SKU views (${results.flood.file})`,
+    "",
+    `flashgate only. ${profile.rounds} rounds; each round, in an order that rotates, a sale of ${profile.units} units gets ${profile.requests} purchase requests from ${profile.users} users over ${profile.connections} connections: quiet, beside ${profile.floodConnections} connections of \`GET /v1/activities/:a/skus/:s\` for the sale's own SKU (served from Redis: the flood's CPU alone), and beside as many for random ids no sale has (each a MySQL lookup on the read pool). The flood runs on a thread of its own in the bench process.`,
+    "",
+    "| condition | 201s | 201 p50 / p99 / p99.9 ms | flood answers/s (by status) |",
+    "|---|---|---|---|",
+  ];
+  for (const condition of ["quiet", "known", "unknown"]) {
+    const c = flood.created201Ms[condition];
+    const floods = flood.rounds.filter((r) => r.condition === condition && r.flood);
+    const answers = floods
+      .map((r) =>
+        Object.entries(r.flood.latencyMs as Record<string, { count: number }>)
+          .map(([label, v]) => `${label}: ${v.count}`)
+          .join(", "),
+      )
+      .join(" · ");
+    const rate = floods.map((r) => r.flood.perSecond).join(" / ");
+    lines.push(
+      `| ${condition} | ${c?.count ?? 0} | ${c ? `${c.p50} / ${c.p99} / ${c.p999}` : "–"} | ${floods.length ? `${rate} (${answers})` : "–"} |`,
+    );
+  }
+  lines.push(
+    "",
+    `201 p99, unknown-id flood over quiet: **${flood.p99UnknownOverQuiet}×** (goal ≤ 1.5×); known-SKU flood over quiet: ${flood.p99KnownOverQuiet}×; unknown over known (what the MySQL lookups add beside the same CPU): **${flood.p99UnknownOverKnown}×**.`,
+    "",
+  );
   return lines;
 }

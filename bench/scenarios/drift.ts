@@ -33,15 +33,15 @@ export async function driftScenario(
       [sale.activityId, sale.skuId],
     );
     const [toClose] = await pool.query<RowDataPacket[]>(
-      "SELECT request_id FROM sale_order WHERE activity_id = ? AND sku_id = ? AND state = 'PENDING' LIMIT 50",
+      "SELECT order_id FROM sale_order WHERE activity_id = ? AND sku_id = ? AND state = 'PENDING' LIMIT 50",
       [sale.activityId, sale.skuId],
     );
     for (const row of toClose) {
       const connection = await pool.getConnection();
       await connection.query("START TRANSACTION");
       await connection.query(
-        "UPDATE sale_order SET state = 'CLOSED' WHERE request_id = ? AND state = 'PENDING'",
-        [row.request_id],
+        "UPDATE sale_order SET state = 'CLOSED' WHERE order_id = ? AND state = 'PENDING'",
+        [row.order_id],
       );
       await connection.query(
         "UPDATE sale_stock SET available = available + 1 WHERE activity_id = ? AND sku_id = ?",

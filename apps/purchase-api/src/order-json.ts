@@ -1,6 +1,7 @@
 import type { Order } from "@flashgate/db";
 
 export const orderJson = (order: Order) => ({
+  orderId: order.orderId,
   requestId: order.requestId,
   activityId: order.activityId,
   skuId: order.skuId,

@@ -224,10 +224,10 @@ describe("fuzzing every route", () => {
   it("payment attacks: forged, replayed, stale and re-signed callbacks change nothing", async () => {
     const buy = await api.purchase(777_001, sale);
     expect(buy.status).toBe(201);
-    const order = buy.body as { requestId: string; amountCents: number; currency: string };
+    const order = buy.body as { orderId: string; amountCents: number; currency: string };
     const event = JSON.stringify({
-      eventId: `fuzz-${order.requestId}`,
-      requestId: order.requestId,
+      eventId: `fuzz-${order.orderId}`,
+      orderId: order.orderId,
       status: "SUCCEEDED",
       amountCents: order.amountCents,
       currency: order.currency,
@@ -257,8 +257,8 @@ describe("fuzzing every route", () => {
     expect(JSON.parse(first.text)).toMatchObject({ status: "processed", orderState: "PAID" });
     expect(JSON.parse(replayed.text)).toMatchObject({ status: "already_processed" });
     const [rows] = await api.pool.query<RowDataPacket[]>(
-      "SELECT COUNT(*) AS n FROM payment_event WHERE request_id = ?",
-      [order.requestId],
+      "SELECT COUNT(*) AS n FROM payment_event WHERE order_id = ?",
+      [order.orderId],
     );
     expect(Number(rows[0].n)).toBe(1);
   });

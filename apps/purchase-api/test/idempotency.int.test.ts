@@ -9,7 +9,7 @@ describe("idempotency and sale window", () => {
   });
   afterAll(async () => api.close());
 
-  it("replays the same key and body with 200 and the same order; refuses reuse", async () => {
+  it("replays the same key and body with 200 and the same order; refuses the buyer's reuse for another SKU; scopes keys to users", async () => {
     const { activityId, skuId } = freshIds();
     await createSale(api.pool, { activityId, skuId, units: 5 });
     await api.load(activityId, skuId);
@@ -34,8 +34,12 @@ describe("idempotency and sale window", () => {
     const otherKey = await api.purchase(7, { activityId, skuId });
     expect([otherKey.status, otherKey.body.code]).toEqual([409, "ALREADY_PURCHASED"]);
 
+    // A key is its user's: the same key from another user is simply another purchase, and says nothing
+    // about the first one.
     const otherUser = await api.purchase(8, { activityId, skuId }, key);
-    expect([otherUser.status, otherUser.body.code]).toEqual([409, "IDEMPOTENCY_KEY_REUSED"]);
+    expect(otherUser.status).toBe(201);
+    expect(otherUser.body).toMatchObject({ requestId: key, userId: 8 });
+    expect(otherUser.body.orderId).not.toBe(first.body.orderId);
 
     const other = freshIds();
     await createSale(api.pool, { ...other, units: 5 });
@@ -43,15 +47,24 @@ describe("idempotency and sale window", () => {
     const otherBody = await api.purchase(7, { activityId: other.activityId, skuId: other.skuId }, key);
     expect([otherBody.status, otherBody.body.code]).toEqual([409, "IDEMPOTENCY_KEY_REUSED"]);
 
-    const [rows] = await api.pool.query("SELECT COUNT(*) AS n FROM sale_order WHERE request_id = ?", [key]);
-    expect((rows as { n: number }[])[0].n).toBe(1);
+    const [rows] = await api.pool.query(
+      "SELECT user_id FROM sale_order WHERE request_id = ? ORDER BY user_id",
+      [key],
+    );
+    expect((rows as { user_id: number }[]).map((row) => Number(row.user_id))).toEqual([7, 8]);
 
-    const mine = await fetch(`${api.url}/v1/purchases/${key}`, {
-      headers: { authorization: `Bearer ${tokenFor(api, 7)}` },
-    });
-    expect(mine.status).toBe(200);
+    // Each user reads their own purchase under the key; a third user has none.
+    for (const [user, order] of [
+      [7, first.body],
+      [8, otherUser.body],
+    ] as const) {
+      const mine = await fetch(`${api.url}/v1/purchases/${key}`, {
+        headers: { authorization: `Bearer ${tokenFor(api, user)}` },
+      });
+      expect([mine.status, await mine.json()]).toEqual([200, order]);
+    }
     const theirs = await fetch(`${api.url}/v1/purchases/${key}`, {
-      headers: { authorization: `Bearer ${tokenFor(api, 8)}` },
+      headers: { authorization: `Bearer ${tokenFor(api, 9)}` },
     });
     expect(theirs.status).toBe(404);
   });

@@ -39,7 +39,7 @@ describe("payments and expiry", () => {
   const buyMany = async (sale: { activityId: number; skuId: number }, users: number[]) => {
     const orders = await Promise.all(users.map((user) => api.purchase(user, sale)));
     expect(orders.every((o) => o.status === 201)).toBe(true);
-    return orders.map((o) => o.body as { requestId: string; amountCents: number; currency: string });
+    return orders.map((o) => o.body as { orderId: string; amountCents: number; currency: string });
   };
 
   it("200 orders where payment and expiry collide: each ends PAID or CLOSED, units released exactly once", async () => {
@@ -52,8 +52,8 @@ describe("payments and expiry", () => {
     );
     const pay = (order: (typeof orders)[number]) =>
       callback({
-        eventId: `pay-${order.requestId}`,
-        requestId: order.requestId,
+        eventId: `pay-${order.orderId}`,
+        orderId: order.orderId,
         status: "SUCCEEDED",
         amountCents: order.amountCents,
         currency: order.currency,
@@ -62,10 +62,10 @@ describe("payments and expiry", () => {
     // lands first and the expiry still tries to close them.
     await Promise.all(
       orders.map(async (order, i) => {
-        if (i % 2 === 0) await Promise.all([pay(order), closeOrder(api.pool, order.requestId)]);
+        if (i % 2 === 0) await Promise.all([pay(order), closeOrder(api.pool, order.orderId)]);
         else {
           await pay(order);
-          expect((await closeOrder(api.pool, order.requestId)).kind).toBe("not_pending");
+          expect((await closeOrder(api.pool, order.orderId)).kind).toBe("not_pending");
         }
       }),
     );
@@ -77,8 +77,8 @@ describe("payments and expiry", () => {
     expect(ledger.available).toBe(ledger.closed);
     expect(ledger.available + sold(ledger)).toBe(200);
     const [refunds] = await api.pool.query(
-      "SELECT COUNT(*) AS n FROM payment_event WHERE request_id IN (?) AND needs_refund",
-      [orders.map((o) => o.requestId)],
+      "SELECT COUNT(*) AS n FROM payment_event WHERE order_id IN (?) AND needs_refund",
+      [orders.map((o) => o.orderId)],
     );
     expect(Number((refunds as { n: number }[])[0].n)).toBe(ledger.closed);
   });
@@ -89,8 +89,8 @@ describe("payments and expiry", () => {
     await api.load(sale.activityId, sale.skuId);
     const [order] = await buyMany(sale, [3_000_001]);
     const event = {
-      eventId: `evt-${order.requestId}`,
-      requestId: order.requestId,
+      eventId: `evt-${order.orderId}`,
+      orderId: order.orderId,
       status: "SUCCEEDED",
       amountCents: order.amountCents,
       currency: order.currency,
@@ -147,19 +147,19 @@ describe("payments and expiry", () => {
     await createSale(api.pool, { ...sale, units: 5 });
     await api.load(sale.activityId, sale.skuId);
     const [order] = await buyMany(sale, [3_000_002]);
-    expect((await closeOrder(api.pool, order.requestId)).kind).toBe("closed");
+    expect((await closeOrder(api.pool, order.orderId)).kind).toBe("closed");
     const result = await (
       await callback({
-        eventId: `late-${order.requestId}`,
-        requestId: order.requestId,
+        eventId: `late-${order.orderId}`,
+        orderId: order.orderId,
         status: "SUCCEEDED",
         amountCents: order.amountCents,
         currency: order.currency,
       })
     ).json();
     expect(result).toMatchObject({ outcome: "REFUND_REQUIRED", orderState: "CLOSED" });
-    const [rows] = await api.pool.query("SELECT needs_refund FROM payment_event WHERE request_id = ?", [
-      order.requestId,
+    const [rows] = await api.pool.query("SELECT needs_refund FROM payment_event WHERE order_id = ?", [
+      order.orderId,
     ]);
     expect((rows as { needs_refund: number }[]).map((r) => Number(r.needs_refund))).toEqual([1]);
   });
@@ -169,19 +169,19 @@ describe("payments and expiry", () => {
     await createSale(api.pool, { ...sale, units: 5 });
     await api.load(sale.activityId, sale.skuId);
     const [order] = await buyMany(sale, [3_000_003]);
-    const base = { requestId: order.requestId, amountCents: order.amountCents, currency: order.currency };
+    const base = { orderId: order.orderId, amountCents: order.amountCents, currency: order.currency };
     const cases = [
-      { eventId: `amount-${order.requestId}`, ...base, status: "SUCCEEDED", amountCents: 1 },
-      { eventId: `currency-${order.requestId}`, ...base, status: "SUCCEEDED", currency: "USD" },
-      { eventId: `failed-${order.requestId}`, ...base, status: "FAILED" },
+      { eventId: `amount-${order.orderId}`, ...base, status: "SUCCEEDED", amountCents: 1 },
+      { eventId: `currency-${order.orderId}`, ...base, status: "SUCCEEDED", currency: "USD" },
+      { eventId: `failed-${order.orderId}`, ...base, status: "FAILED" },
       {
-        eventId: `unknown-${order.requestId}`,
+        eventId: `unknown-${order.orderId}`,
         ...base,
         status: "SUCCEEDED",
-        requestId: `nope-${order.requestId}`,
+        orderId: `nope-${order.orderId}`,
       },
-      { eventId: `paid-${order.requestId}`, ...base, status: "SUCCEEDED" },
-      { eventId: `twice-${order.requestId}`, ...base, status: "SUCCEEDED" },
+      { eventId: `paid-${order.orderId}`, ...base, status: "SUCCEEDED" },
+      { eventId: `twice-${order.orderId}`, ...base, status: "SUCCEEDED" },
     ];
     const answers = [];
     for (const event of cases) answers.push((await callback(event)).status);

@@ -11,7 +11,11 @@ export function parseId(text: string): number | undefined {
 
 export const isId = (text: string) => parseId(text) !== undefined;
 
-/** An Idempotency-Key, which becomes the order's id: 8–64 characters of base64url's alphabet. */
+/**
+ * An Idempotency-Key (its user's: another user's same key is another purchase) and an order's id (a
+ * UUID; an order placed before keys were scoped to users has its key as its id): 8–64 characters of
+ * base64url's alphabet.
+ */
 export const requestIdPattern = /^[A-Za-z0-9_-]{8,64}$/;
 
 export const isRequestId = (text: string) => requestIdPattern.test(text);

@@ -17,6 +17,8 @@ export interface KeyRecord {
   activityId: number;
   skuId: number;
   answers: Answer[];
+  /** The order's id, from an answer that carried the order (or from MySQL when every such answer was lost). */
+  orderId?: string;
   paid?: boolean;
 }
 
@@ -59,6 +61,7 @@ export function createBuyers(options: {
         signal: AbortSignal.timeout(3000),
       });
       const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+      if (typeof body.orderId === "string") record.orderId = body.orderId;
       return { sentAt, at: Date.now(), status: response.status, code: body.code as string | undefined };
     } catch {
       return { sentAt, at: Date.now(), status: "network" };
@@ -83,7 +86,7 @@ export function createBuyers(options: {
   async function pay(record: KeyRecord, amountCents: number, currency: string): Promise<void> {
     const raw = JSON.stringify({
       eventId: `pay-${record.key}`,
-      requestId: record.key,
+      orderId: record.orderId,
       status: "SUCCEEDED",
       amountCents,
       currency,

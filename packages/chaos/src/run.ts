@@ -245,12 +245,15 @@ async function payPending(
   pay: (record: KeyRecord, amountCents: number, currency: string) => Promise<void>,
 ) {
   const [rows] = await pool.query<RowDataPacket[]>(
-    "SELECT request_id FROM sale_order WHERE activity_id = ? AND state = 'PENDING'",
+    "SELECT order_id, request_id FROM sale_order WHERE activity_id = ? AND state = 'PENDING'",
     [activityId],
   );
   for (const row of rows) {
+    // Keys are unique across this run's buyers.
     const record = keys.get(row.request_id);
-    if (record) await pay(record, priceCents, "EUR");
+    if (!record) continue;
+    record.orderId ??= row.order_id;
+    await pay(record, priceCents, "EUR");
   }
 }
 

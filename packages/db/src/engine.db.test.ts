@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { binlogCoordinates } from "./binlog-source.ts";
 import { isDatabaseUnavailable, isDuplicateKey, serverErrors } from "./errors.ts";
 import { migrate } from "./migrate.ts";
+import { readMigrations } from "./migrations.ts";
 import { createPool } from "./pool.ts";
 
 const engine = testEngine;
@@ -98,6 +99,52 @@ describe(`the database as flashgate needs it (${engine})`, () => {
     for (const bad of ["flash gate", "x`; DROP TABLE t; --", ""])
       await expect(migrate(admin, { ...options, database: bad })).rejects.toThrow(/invalid identifier/);
     await admin.query(`USE ${databaseName}`);
+  });
+
+  it("scopes keys to users on an old schema: its orders keep their keys as ids, and a second run changes nothing", async () => {
+    const scratch = `flashgate_upgrade_${Date.now()}`;
+    const [before, upgrade] = [readMigrations().filter(({ version }) => version < 3), readMigrations()[2]];
+    await admin.query(`CREATE DATABASE ${scratch}`);
+    try {
+      await admin.query(`USE ${scratch}`);
+      for (const statement of before.flatMap((migration) => migration.statements))
+        await admin.query(statement);
+      await admin.query(
+        `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+         VALUES ('old-key-1', 1, 1, 7, 'PENDING', 100, 'EUR', NOW(3), NOW(3)), ('old-key-2', 1, 1, 8, 'PAID', 100, 'EUR', NOW(3), NOW(3))`,
+      );
+      await admin.query(
+        "INSERT INTO payment_event (event_id, request_id, status, amount_cents, currency, outcome) VALUES ('e1', 'old-key-2', 'SUCCEEDED', 100, 'EUR', 'PAID')",
+      );
+      for (let run = 0; run < 2; run++)
+        for (const statement of upgrade.statements) await admin.query(statement);
+      const [orders] = await admin.query<RowDataPacket[]>(
+        "SELECT order_id, request_id FROM sale_order ORDER BY 1",
+      );
+      expect(orders.map((row) => [row.order_id, row.request_id])).toEqual([
+        ["old-key-1", "old-key-1"],
+        ["old-key-2", "old-key-2"],
+      ]);
+      const [payments] = await admin.query<RowDataPacket[]>("SELECT order_id FROM payment_event");
+      expect(payments.map((row) => row.order_id)).toEqual(["old-key-2"]);
+      // The same key from another user is another order, with an id of the database's making.
+      await admin.query(
+        `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+         VALUES ('old-key-1', 1, 1, 9, 'PENDING', 100, 'EUR', NOW(3), NOW(3))`,
+      );
+      const [fresh] = await admin.query<RowDataPacket[]>("SELECT order_id FROM sale_order WHERE user_id = 9");
+      expect(fresh[0].order_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      const again = await failureOf(
+        admin.query(
+          `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+           VALUES ('old-key-1', 2, 2, 9, 'PENDING', 100, 'EUR', NOW(3), NOW(3))`,
+        ),
+      );
+      expect(isDuplicateKey(again)).toBe(true);
+    } finally {
+      await admin.query(`DROP DATABASE ${scratch}`);
+      await admin.query(`USE ${databaseName}`);
+    }
   });
 
   it("never lets a failed user statement carry a password", async () => {

@@ -13,7 +13,14 @@ export {
 } from "./lifecycle.ts";
 export { type MigrateOptions, migrate } from "./migrate.ts";
 export { type Migration, readMigrations } from "./migrations.ts";
-export { findBlockingOrder, findOrder, type Order, type OrderState, soldOutBuyers } from "./orders.ts";
+export {
+  findBlockingOrder,
+  findOrder,
+  findPurchase,
+  type Order,
+  type OrderState,
+  soldOutBuyers,
+} from "./orders.ts";
 export { createPool, warmPool } from "./pool.ts";
 export {
   findReplay,

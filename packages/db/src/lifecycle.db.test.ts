@@ -17,15 +17,20 @@ describe("an order's life after the purchase, on the database alone", () => {
     const ids = freshIds();
     await createSale(pool, { ...ids, units, ...fields });
     const key = (user: number) => `l-${ids.activityId}-${user}`;
-    for (const user of buyers) await placeOrder(pool, { ...ids, userId: String(user), requestId: key(user) });
-    return { ids, key };
+    const orderIds = new Map<number, string>();
+    for (const user of buyers) {
+      const decision = await placeOrder(pool, { ...ids, userId: String(user), requestId: key(user) });
+      if (decision.kind === "created") orderIds.set(user, decision.order.orderId);
+    }
+    const orderOf = (user: number) => orderIds.get(user) ?? `no-order-${ids.activityId}-${user}`;
+    return { ids, key, orderOf };
   }
 
   it("records a payment once: the policy decides, the event and its effect commit together", async () => {
-    const { key } = await sale(3, [1, 2]);
+    const { key, orderOf } = await sale(3, [1, 2]);
     const event = (fields: Partial<PaymentEvent>): PaymentEvent => ({
       eventId: `e-${key(1)}`,
-      requestId: key(1),
+      orderId: orderOf(1),
       status: "SUCCEEDED",
       amountCents: 1999,
       currency: "EUR",
@@ -43,19 +48,23 @@ describe("an order's life after the purchase, on the database alone", () => {
     expect(seen).toHaveLength(2);
 
     // A refusal writes the event, marked for refund, and leaves the order as it was.
-    const refused = await recordPayment(pool, event({ eventId: `e2-${key(2)}`, requestId: key(2) }), () => ({
-      outcome: "AMOUNT_MISMATCH",
-      pays: false,
-      needsRefund: true,
-    }));
+    const refused = await recordPayment(
+      pool,
+      event({ eventId: `e2-${key(2)}`, orderId: orderOf(2) }),
+      () => ({
+        outcome: "AMOUNT_MISMATCH",
+        pays: false,
+        needsRefund: true,
+      }),
+    );
     expect(refused).toMatchObject({
       kind: "recorded",
       outcome: "AMOUNT_MISMATCH",
       order: { state: "PENDING" },
     });
     const [rows] = await pool.query<RowDataPacket[]>(
-      "SELECT outcome, needs_refund, amount_cents FROM payment_event WHERE request_id = ?",
-      [key(2)],
+      "SELECT outcome, needs_refund, amount_cents FROM payment_event WHERE order_id = ?",
+      [orderOf(2)],
     );
     expect(rows.map((row) => [row.outcome, Boolean(row.needs_refund), Number(row.amount_cents)])).toEqual([
       ["AMOUNT_MISMATCH", true, 1999],
@@ -64,7 +73,7 @@ describe("an order's life after the purchase, on the database alone", () => {
     // No such order: the policy is told so, and the event is still recorded.
     const unknown = await recordPayment(
       pool,
-      event({ eventId: `e3-${key(9)}`, requestId: key(9) }),
+      event({ eventId: `e3-${key(9)}`, orderId: orderOf(9) }),
       (order) => ({
         outcome: order ? "PAID" : "UNKNOWN_ORDER",
         pays: false,
@@ -77,17 +86,17 @@ describe("an order's life after the purchase, on the database alone", () => {
   it("closes every expired PENDING order and counts them; paid and unexpired ones stay", async () => {
     // The database outlives runs: orders other tests left expired are closed too, and counted.
     while ((await closeExpiredOrders(pool, 1000)) > 0);
-    const { ids, key } = await sale(5, [1, 2, 3, 4], { paymentTimeoutS: 60 });
+    const { ids, orderOf } = await sale(5, [1, 2, 3, 4], { paymentTimeoutS: 60 });
     await pool.query(
-      "UPDATE sale_order SET expires_at = NOW(3) - INTERVAL 1 SECOND WHERE request_id IN (?, ?, ?)",
-      [key(1), key(2), key(3)],
+      "UPDATE sale_order SET expires_at = NOW(3) - INTERVAL 1 SECOND WHERE order_id IN (?, ?, ?)",
+      [orderOf(1), orderOf(2), orderOf(3)],
     );
-    await pool.query("UPDATE sale_order SET state = 'PAID' WHERE request_id = ?", [key(3)]);
+    await pool.query("UPDATE sale_order SET state = 'PAID' WHERE order_id = ?", [orderOf(3)]);
     expect(await closeExpiredOrders(pool, 1)).toBe(1);
     expect(await closeExpiredOrders(pool, 1000)).toBe(1);
     expect(await closeExpiredOrders(pool, 1000)).toBe(0);
     const states = await Promise.all(
-      [1, 2, 3, 4].map(async (user) => (await findOrder(pool, key(user)))?.state),
+      [1, 2, 3, 4].map(async (user) => (await findOrder(pool, orderOf(user)))?.state),
     );
     expect(states).toEqual(["CLOSED", "CLOSED", "PAID", "PENDING"]);
     const [stock] = await pool.query<RowDataPacket[]>(

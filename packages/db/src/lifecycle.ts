@@ -26,21 +26,21 @@ async function inTransaction<T>(pool: Pool, work: (connection: PoolConnection) =
  * PENDING → CLOSED and the unit back to stock, in one transaction. Only the transaction whose
  * conditional update hit the row releases the unit, so racing workers and payments release it once.
  */
-export async function closeOrder(pool: Pool, requestId: string): Promise<CloseResult> {
+export async function closeOrder(pool: Pool, orderId: string): Promise<CloseResult> {
   const closed = await inTransaction(pool, async (connection) => {
     const [update] = await connection.query(
-      "UPDATE sale_order SET state = 'CLOSED' WHERE request_id = ? AND state = 'PENDING'",
-      [requestId],
+      "UPDATE sale_order SET state = 'CLOSED' WHERE order_id = ? AND state = 'PENDING'",
+      [orderId],
     );
     if ((update as { affectedRows: number }).affectedRows !== 1) return false;
     await connection.query(
       `UPDATE sale_stock s JOIN sale_order o ON o.activity_id = s.activity_id AND o.sku_id = s.sku_id
-          SET s.available = s.available + 1 WHERE o.request_id = ?`,
-      [requestId],
+          SET s.available = s.available + 1 WHERE o.order_id = ?`,
+      [orderId],
     );
     return true;
   });
-  const order = await findOrder(pool, requestId);
+  const order = await findOrder(pool, orderId);
   if (!order) return { kind: "not_found" };
   return closed ? { kind: "closed", order } : { kind: "not_pending", order };
 }
@@ -48,17 +48,17 @@ export async function closeOrder(pool: Pool, requestId: string): Promise<CloseRe
 /** Closes PENDING orders past their deadline, oldest first, in bounded batches. Returns how many it closed. */
 export async function closeExpiredOrders(pool: Pool, batchSize = 100): Promise<number> {
   const [due] = await pool.query<RowDataPacket[]>(
-    "SELECT request_id FROM sale_order WHERE state = 'PENDING' AND expires_at < NOW(3) ORDER BY expires_at LIMIT ?",
+    "SELECT order_id FROM sale_order WHERE state = 'PENDING' AND expires_at < NOW(3) ORDER BY expires_at LIMIT ?",
     [batchSize],
   );
   let closed = 0;
-  for (const row of due) if ((await closeOrder(pool, row.request_id)).kind === "closed") closed += 1;
+  for (const row of due) if ((await closeOrder(pool, row.order_id)).kind === "closed") closed += 1;
   return closed;
 }
 
 export interface PaymentEvent {
   eventId: string;
-  requestId: string;
+  orderId: string;
   status: "SUCCEEDED" | "FAILED";
   amountCents: number;
   currency: string;
@@ -96,8 +96,8 @@ export async function recordPayment<Outcome extends string>(
   try {
     return await inTransaction(pool, async (connection) => {
       const [orders] = await connection.query<RowDataPacket[]>(
-        "SELECT state, amount_cents, currency FROM sale_order WHERE request_id = ? FOR UPDATE",
-        [event.requestId],
+        "SELECT state, amount_cents, currency FROM sale_order WHERE order_id = ? FOR UPDATE",
+        [event.orderId],
       );
       const row = orders[0];
       const decision = decide(
@@ -105,11 +105,11 @@ export async function recordPayment<Outcome extends string>(
         event,
       );
       await connection.query(
-        `INSERT INTO payment_event (event_id, request_id, status, amount_cents, currency, outcome, needs_refund)
+        `INSERT INTO payment_event (event_id, order_id, status, amount_cents, currency, outcome, needs_refund)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
         [
           event.eventId,
-          event.requestId,
+          event.orderId,
           event.status,
           event.amountCents,
           event.currency,
@@ -119,13 +119,13 @@ export async function recordPayment<Outcome extends string>(
       );
       if (decision.pays)
         await connection.query(
-          "UPDATE sale_order SET state = 'PAID' WHERE request_id = ? AND state = 'PENDING'",
-          [event.requestId],
+          "UPDATE sale_order SET state = 'PAID' WHERE order_id = ? AND state = 'PENDING'",
+          [event.orderId],
         );
       return {
         kind: "recorded",
         outcome: decision.outcome,
-        order: row ? await findOrder(connection, event.requestId) : undefined,
+        order: row ? await findOrder(connection, event.orderId) : undefined,
       } as const;
     });
   } catch (error) {

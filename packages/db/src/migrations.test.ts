@@ -7,6 +7,7 @@ describe("migration files", () => {
     expect(migrations.map(({ version, name }) => [version, name])).toEqual([
       [1, "sale schema"],
       [2, "rebuy after close"],
+      [3, "user scoped keys"],
     ]);
     expect(migrations[0].statements).toHaveLength(7);
     expect(migrations[0].statements.every((sql) => sql.startsWith("CREATE TABLE IF NOT EXISTS"))).toBe(true);

@@ -3,6 +3,9 @@ import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
 export type OrderState = "PENDING" | "PAID" | "CLOSED";
 
 export interface Order {
+  /** The order's own id: payments and the back-office name an order by it. */
+  orderId: string;
+  /** The buyer's Idempotency-Key, unique per user. */
   requestId: string;
   activityId: number;
   skuId: number;
@@ -15,6 +18,7 @@ export interface Order {
 }
 
 export interface OrderRow extends RowDataPacket {
+  order_id: string;
   request_id: string;
   activity_id: number;
   sku_id: number;
@@ -27,9 +31,10 @@ export interface OrderRow extends RowDataPacket {
 }
 
 export const orderColumns =
-  "request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at";
+  "order_id, request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at";
 
 export const toOrder = (row: OrderRow): Order => ({
+  orderId: row.order_id,
   requestId: row.request_id,
   activityId: Number(row.activity_id),
   skuId: Number(row.sku_id),
@@ -41,10 +46,23 @@ export const toOrder = (row: OrderRow): Order => ({
   expiresAt: row.expires_at,
 });
 
-export async function findOrder(db: Pool | PoolConnection, requestId: string): Promise<Order | undefined> {
-  const [rows] = await db.query<OrderRow[]>(`SELECT ${orderColumns} FROM sale_order WHERE request_id = ?`, [
-    requestId,
+export async function findOrder(db: Pool | PoolConnection, orderId: string): Promise<Order | undefined> {
+  const [rows] = await db.query<OrderRow[]>(`SELECT ${orderColumns} FROM sale_order WHERE order_id = ?`, [
+    orderId,
   ]);
+  return rows[0] ? toOrder(rows[0]) : undefined;
+}
+
+/** The order a user's Idempotency-Key placed, if any. */
+export async function findPurchase(
+  db: Pool | PoolConnection,
+  userId: string,
+  requestId: string,
+): Promise<Order | undefined> {
+  const [rows] = await db.query<OrderRow[]>(
+    `SELECT ${orderColumns} FROM sale_order WHERE user_id = ? AND request_id = ?`,
+    [userId, requestId],
+  );
   return rows[0] ? toOrder(rows[0]) : undefined;
 }
 

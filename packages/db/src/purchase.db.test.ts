@@ -31,13 +31,43 @@ describe("the purchase decision in SQL, on the database alone", () => {
     expect((await skuInDatabase(pool, ids.activityId, ids.skuId)).available).toBe(1);
   });
 
-  it("answers a retry with its order, another user's use of the key as a reuse, a second key of the buyer as already purchased", async () => {
+  it("answers a retry with its order, a second key of the buyer as already purchased", async () => {
     const { buy } = await sale(5);
     const first = await buy(1, "key-a");
     expect(first.kind).toBe("created");
     expect(await buy(1, "key-a")).toEqual({ kind: "replayed", order: (first as { order: unknown }).order });
-    expect(await buy(2, "key-a")).toEqual({ kind: "key_reused" });
     expect(await buy(1, "key-b")).toEqual({ kind: "already_purchased" });
+  });
+
+  it("scopes a key to its user: another user's same key is a purchase of their own, alone or in a batch", async () => {
+    const { ids, buy } = await sale(5);
+    const first = await buy(1, "shared");
+    const second = await buy(2, "shared");
+    expect([first.kind, second.kind]).toEqual(["created", "created"]);
+    const [a, b] = [first, second].map((decision) => (decision as { order: { orderId: string } }).order);
+    expect(a.orderId).not.toBe(b.orderId);
+    const key = `k-${ids.activityId}-batch`;
+    const batch = await placeOrders(pool, [
+      { ...ids, userId: "3", requestId: key },
+      { ...ids, userId: "4", requestId: key },
+    ]);
+    expect(batch?.map((order) => [order.userId, order.requestId])).toEqual([
+      ["3", key],
+      ["4", key],
+    ]);
+    expect((await skuInDatabase(pool, ids.activityId, ids.skuId)).available).toBe(1);
+  });
+
+  it("refuses the buyer's own key used again for another SKU", async () => {
+    const { ids, buy } = await sale(5);
+    await buy(1, "key-a");
+    const other = await sale(5);
+    const reuse = await placeOrder(pool, {
+      ...other.ids,
+      userId: "1",
+      requestId: `k-${ids.activityId}-key-a`,
+    });
+    expect(reuse).toEqual({ kind: "key_reused" });
   });
 
   it("a retry of the purchase that took the last unit gets its order, not sold out", async () => {
@@ -88,9 +118,9 @@ describe("the purchase decision in SQL, on the database alone", () => {
   it("closing an order returns its unit once; with rebuy allowed the buyer may buy again", async () => {
     const { ids, buy } = await sale(1, { rebuyAfterClose: true });
     const first = await buy(1, "first");
-    const { requestId } = (first as { order: { requestId: string } }).order;
-    expect((await closeOrder(pool, requestId)).kind).toBe("closed");
-    expect((await closeOrder(pool, requestId)).kind).toBe("not_pending");
+    const { orderId } = (first as { order: { orderId: string } }).order;
+    expect((await closeOrder(pool, orderId)).kind).toBe("closed");
+    expect((await closeOrder(pool, orderId)).kind).toBe("not_pending");
     expect((await skuInDatabase(pool, ids.activityId, ids.skuId)).available).toBe(1);
     expect((await buy(1, "second")).kind).toBe("created");
   });

@@ -1,8 +1,16 @@
 import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
 import { isConnectionLoss, isDuplicateKey } from "./errors.ts";
-import { findBlockingOrder, findOrder, type Order, type OrderRow, orderColumns, toOrder } from "./orders.ts";
+import {
+  findBlockingOrder,
+  findPurchase,
+  type Order,
+  type OrderRow,
+  orderColumns,
+  toOrder,
+} from "./orders.ts";
 
 export interface PurchaseInput {
+  /** The buyer's Idempotency-Key: one purchase per user and key. */
   requestId: string;
   activityId: number;
   skuId: number;
@@ -50,7 +58,7 @@ INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_
    WHERE @fg_ok = 1;
 UPDATE sale_stock SET available = available - ? WHERE activity_id = ? AND sku_id = ? AND @fg_ok = 1;
 COMMIT;
-SELECT ${orderColumns} FROM sale_order WHERE request_id IN (${inputs.map(() => "?").join(", ")})`;
+SELECT ${orderColumns} FROM sale_order WHERE ${inputs.map(() => "(user_id = ? AND request_id = ?)").join(" OR ")}`;
   const n = inputs.length;
   const params = [
     n,
@@ -62,7 +70,7 @@ SELECT ${orderColumns} FROM sale_order WHERE request_id IN (${inputs.map(() => "
     n,
     activityId,
     skuId,
-    ...inputs.map((input) => input.requestId),
+    ...inputs.flatMap((input) => [input.userId, input.requestId]),
   ];
   return { sql, params };
 }
@@ -111,8 +119,10 @@ export async function placeOrders(pool: Pool, inputs: PurchaseInput[]): Promise<
   return decideOnConnection(pool, sql, params, {
     committed(results) {
       if ((results[decrementResult] as Affected).affectedRows !== 1) return null;
-      const byKey = new Map((results[ordersResult] as OrderRow[]).map((row) => [row.request_id, row]));
-      return inputs.map((input) => committedOrder(byKey.get(input.requestId), input));
+      const byBuyer = new Map(
+        (results[ordersResult] as OrderRow[]).map((row) => [`${row.user_id}/${row.request_id}`, row]),
+      );
+      return inputs.map((input) => committedOrder(byBuyer.get(`${input.userId}/${input.requestId}`), input));
     },
     duplicate: () => null,
   });
@@ -163,24 +173,22 @@ async function decideOnConnection<T>(
  * did, the unit is sold all the same: an unknown outcome, so that nobody releases the reservation.
  */
 function committedOrder(row: OrderRow | undefined, input: PurchaseInput): Order {
-  if (!row) throw new OutcomeUnknownError(`committed without the order of ${input.requestId}`);
+  if (!row) throw new OutcomeUnknownError(`committed without the order of key ${input.requestId}`);
   return toOrder(row);
 }
 
-/** A key that already holds an order: the same purchase again gets it, any other use is a reuse. */
+/** A user's key that already holds an order: the same purchase again gets it, another SKU is a reuse. */
 const sameBuyer = (existing: Order, input: PurchaseInput): PurchaseDecision =>
-  existing.userId === input.userId &&
-  existing.activityId === input.activityId &&
-  existing.skuId === input.skuId
+  existing.activityId === input.activityId && existing.skuId === input.skuId
     ? { kind: "replayed", order: existing }
     : { kind: "key_reused" };
 
-/** What this key already decided, if it has an order: the order again, or a refused reuse of the key. */
+/** What this user's key already decided, if it has an order: the order again, or a refused reuse. */
 export async function findReplay(
   db: Pool | PoolConnection,
   input: PurchaseInput,
 ): Promise<PurchaseDecision | undefined> {
-  const existing = await findOrder(db, input.requestId);
+  const existing = await findPurchase(db, input.userId, input.requestId);
   return existing && sameBuyer(existing, input);
 }
 

@@ -99,10 +99,13 @@ describe("the back-office's SQL, on the database alone", () => {
     await activity(ids.activityId);
     await upsertSku(pool, { ...ids, initialStock: 5, priceCents: 100, currency: "EUR", operator: "alice" });
     const key = (n: number) => `v-${ids.activityId}-${n}`;
-    for (const user of [1, 2, 3])
-      await placeOrder(pool, { ...ids, userId: String(user), requestId: key(user) });
-    await pool.query("UPDATE sale_order SET state = 'PAID' WHERE request_id = ?", [key(2)]);
-    expect((await closeOrder(pool, key(3))).kind).toBe("closed");
+    const orderIds: string[] = [];
+    for (const user of [1, 2, 3]) {
+      const decision = await placeOrder(pool, { ...ids, userId: String(user), requestId: key(user) });
+      if (decision.kind === "created") orderIds.push(decision.order.orderId);
+    }
+    await pool.query("UPDATE sale_order SET state = 'PAID' WHERE order_id = ?", [orderIds[1]]);
+    expect((await closeOrder(pool, orderIds[2])).kind).toBe("closed");
     expect(await skuDatabaseView(pool, ids.activityId, ids.skuId)).toMatchObject({
       available: 3,
       pending: 1,

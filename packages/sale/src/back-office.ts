@@ -18,7 +18,7 @@ export function createBackOffice(deps: { pool: Pool; redis: FlashgateRedis }) {
     saveActivity: (activity: ActivityInput) => upsertActivity(pool, activity),
     saveSku: (sku: SkuInput) => upsertSku(pool, sku),
     restock: (correction: Parameters<typeof restock>[1]) => restock(pool, correction),
-    closeOrder: (requestId: string) => closeOrder(pool, requestId),
+    closeOrder: (orderId: string) => closeOrder(pool, orderId),
 
     /**
      * A SKU as MySQL has it, beside what the cache holds and the drift check's own fenced and settled

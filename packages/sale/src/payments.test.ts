@@ -4,7 +4,7 @@ import { decidePayment } from "./payments.ts";
 
 const event = (fields: Partial<PaymentEvent> = {}): PaymentEvent => ({
   eventId: "e1",
-  requestId: "order-0001",
+  orderId: "order-0001",
   status: "SUCCEEDED",
   amountCents: 1999,
   currency: "EUR",

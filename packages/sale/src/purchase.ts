@@ -8,7 +8,7 @@ import {
   skuRef,
 } from "@flashgate/cache";
 import {
-  findOrder,
+  findPurchase,
   findReplay,
   type Order,
   OutcomeUnknownError,
@@ -262,11 +262,9 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       return answerLocally(request) ?? throughRedis(request);
     },
     skuWindow,
-    /** A buyer's own order by its key: another user's order is indistinguishable from a missing one. */
-    async ownOrder(userId: string, requestId: string): Promise<Order | undefined> {
-      const order = await findOrder(pool, requestId);
-      return order?.userId === userId ? order : undefined;
-    },
+    /** A buyer's own order by their key. */
+    ownOrder: (userId: string, requestId: string): Promise<Order | undefined> =>
+      findPurchase(pool, userId, requestId),
   };
 }
 

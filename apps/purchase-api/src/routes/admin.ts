@@ -80,10 +80,10 @@ export function adminRoutes(backOffice: BackOffice) {
       if (!view) throw new ApiError("NOT_FOUND", "no such SKU");
       return c.json(view);
     })
-    .post("/orders/:requestId/close", async (c) => {
-      const requestId = c.req.param("requestId");
-      if (!isRequestId(requestId)) throw new ApiError("NOT_FOUND", "no such order");
-      const result = await backOffice.closeOrder(requestId);
+    .post("/orders/:orderId/close", async (c) => {
+      const orderId = c.req.param("orderId");
+      if (!isRequestId(orderId)) throw new ApiError("NOT_FOUND", "no such order");
+      const result = await backOffice.closeOrder(orderId);
       if (result.kind === "not_found") throw new ApiError("NOT_FOUND", "no such order");
       if (result.kind === "not_pending")
         throw new ApiError("INVALID_STATE", `the order is ${result.order.state}, only PENDING orders close`);

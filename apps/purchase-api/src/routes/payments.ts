@@ -8,7 +8,7 @@ import { ApiError } from "../problem.ts";
 
 const paymentEvent = z.strictObject({
   eventId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
-  requestId: z.string().regex(requestIdPattern),
+  orderId: z.string().regex(requestIdPattern),
   status: z.enum(["SUCCEEDED", "FAILED"]),
   amountCents: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
   currency: z.string().regex(/^[A-Z]{3}$/),

@@ -1,0 +1,102 @@
+import { Worker } from "node:worker_threads";
+import type { FlashgateRedis } from "@flashgate/cache";
+import type { Pool } from "mysql2/promise";
+import type { FloodOrder } from "../lib/flood-worker.ts";
+import { latencySummary, runLoad } from "../lib/load.ts";
+import { mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
+import type { Systems } from "../run.ts";
+import { openSale } from "./open-sale.ts";
+
+export interface FloodProfile {
+  units: number;
+  requests: number;
+  users: number;
+  connections: number;
+  floodConnections: number;
+  rounds: number;
+}
+
+type Condition = "quiet" | "known" | "unknown";
+
+/** Starts a flood of GETs on its own thread; resolves once it flows, with a stop that returns its result. */
+async function startFlood(order: FloodOrder) {
+  const worker = new Worker(new URL("../lib/flood-worker.ts", import.meta.url), { workerData: order });
+  const result = new Promise<Record<string, unknown>>((resolve, reject) => {
+    worker.on("message", (message) => message.result && resolve(message.result));
+    worker.once("error", reject);
+  });
+  await new Promise<void>((resolve, reject) => {
+    worker.on("message", (message) => message.flowing && resolve());
+    worker.once("error", reject);
+  });
+  return async () => {
+    worker.postMessage("stop");
+    const done = await result;
+    await worker.terminate();
+    return done;
+  };
+}
+
+/**
+ * Anyone may GET a SKU's public view, and an id Redis does not hold is looked up in MySQL (on the
+ * API's small read pool, never the purchase pool). Does a flood of such GETs delay purchases? The
+ * same sale three ways, in an order that rotates each round: quiet; beside a flood of GETs of the
+ * sale's own SKU (answered from Redis: what the flood costs in CPU on this two-core machine alone); and
+ * beside a flood of random ids no sale uses (the same CPU, plus every request a MySQL lookup). The
+ * goal is 201 p99 beside the unknown-id flood within 1.5× of the quiet sale's; beside the known-SKU
+ * flood, the part that the reads themselves add.
+ */
+export async function floodScenario(
+  systems: Systems,
+  pool: Pool,
+  redis: FlashgateRedis,
+  secret: string,
+  profile: FloodProfile,
+) {
+  const system = systems.flashgate;
+  const conditions: Condition[] = ["quiet", "known", "unknown"];
+  const created: Record<Condition, number[]> = { quiet: [], known: [], unknown: [] };
+  const rounds: Record<string, unknown>[] = [];
+  let firstUser = 40_000_000;
+  for (let round = 0; round < profile.rounds; round++) {
+    for (const condition of [...conditions.slice(round % 3), ...conditions.slice(0, round % 3)]) {
+      const sale = await openSale(systems, system, pool, redis, profile.units);
+      const tokens = mintTokens(secret, profile.users, firstUser);
+      firstUser += profile.users;
+      const stopFlood =
+        condition === "quiet"
+          ? undefined
+          : await startFlood({
+              urls: system.urls,
+              connections: profile.floodConnections,
+              target:
+                condition === "unknown" ? "unknown" : `/v1/activities/${sale.activityId}/skus/${sale.skuId}`,
+            });
+      process.stderr.write(`  flood: round ${round + 1}, ${condition}…\n`);
+      const load = await runLoad(system.urls, profile.requests, profile.connections, (i) =>
+        purchaseRequest(sale, tokens[i % profile.users], `flood-${sale.activityId}-${i}`),
+      );
+      const flood = await stopFlood?.();
+      created[condition].push(...(load.latencies["201"] ?? []));
+      rounds.push({
+        round: round + 1,
+        condition,
+        purchasesPerSecond: Math.round(load.perSecond),
+        unitsSold: await unitsSold(pool, sale),
+        purchaseLatencyMs: latencySummary(load.latencies),
+        errors: load.errors,
+        flood: flood ?? null,
+      });
+    }
+  }
+  const summary = latencySummary(created);
+  const ratio = (a: Condition, b: Condition) => Math.round((summary[a].p99 / summary[b].p99) * 100) / 100;
+  return {
+    profile,
+    created201Ms: summary,
+    p99UnknownOverQuiet: ratio("unknown", "quiet"),
+    p99KnownOverQuiet: ratio("known", "quiet"),
+    p99UnknownOverKnown: ratio("unknown", "known"),
+    rounds,
+  };
+}
