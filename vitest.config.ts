@@ -6,7 +6,13 @@ export const fastTiers: TestProjectInlineConfiguration[] = [
     test: {
       name: "unit",
       include: ["{apps,packages}/*/src/**/*.test.ts"],
-      exclude: ["**/*.int.test.ts", "**/*.redis.test.ts", "**/*.db.test.ts", "**/node_modules/**"],
+      exclude: [
+        "**/*.int.test.ts",
+        "**/*.redis.test.ts",
+        "**/*.db.test.ts",
+        "**/*.service.test.ts",
+        "**/node_modules/**",
+      ],
     },
   },
   // Each against the one real part it uses, started alone (Lua on Redis, SQL on the database).
@@ -25,6 +31,15 @@ export const fastTiers: TestProjectInlineConfiguration[] = [
       globalSetup: ["packages/testkit/src/fast-tier-setup.ts"],
       // Some files turn the whole server read-only for a moment: no other file may write meanwhile.
       fileParallelism: false,
+      hookTimeout: 300_000,
+    },
+  },
+  // A service's rules across Redis and the database together, without CDC.
+  {
+    test: {
+      name: "service",
+      include: ["{apps,packages}/*/src/**/*.service.test.ts"],
+      globalSetup: ["packages/testkit/src/fast-tier-setup.ts"],
       hookTimeout: 300_000,
     },
   },

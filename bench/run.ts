@@ -89,8 +89,24 @@ try {
   }
   if (wanted("flood")) {
     const profile = quick
-      ? { units: 200, requests: 10_000, users: 5_000, connections: 100, floodConnections: 2_000, rounds: 2 }
-      : { units: 500, requests: 30_000, users: 10_000, connections: 100, floodConnections: 5_000, rounds: 3 };
+      ? {
+          units: 200,
+          requests: 10_000,
+          users: 5_000,
+          connections: 100,
+          floodConnections: 2_000,
+          floodThinkMs: 1000,
+          rounds: 2,
+        }
+      : {
+          units: 500,
+          requests: 30_000,
+          users: 10_000,
+          connections: 100,
+          floodConnections: 5_000,
+          floodThinkMs: 2000,
+          rounds: 3,
+        };
     process.stderr.write(`▸ flood of unknown-SKU views beside a sale ${JSON.stringify(profile)}\n`);
     process.stderr.write(
       `  → ${writeResult(resultName("flood"), { facts, ...(await floodScenario(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,

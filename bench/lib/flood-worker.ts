@@ -1,7 +1,7 @@
 // A background flood of GETs on a thread of its own, so that the flood's thousands of sockets never
 // delay the measuring of the load beside it (they share the CPU, as a real flood would, but not an
-// event loop). Posts "flowing" once every connection has had an answer's worth of time, then its
-// result when told to stop.
+// event loop). Posts "flowing" once twice as many views as clients were sent, then its result when
+// told to stop.
 import { parentPort, workerData } from "node:worker_threads";
 import { type LoadRequest, latencySummary, runLoad } from "./load.ts";
 
@@ -10,6 +10,8 @@ export interface FloodOrder {
   connections: number;
   /** `unknown`: a random activity and SKU no sale uses, each a miss in Redis; otherwise this one path. */
   target: "unknown" | string;
+  /** Each client's pause between an answer and its next view. */
+  thinkMs: number;
 }
 
 const order = workerData as FloodOrder;
@@ -31,7 +33,10 @@ const next = (i: number): LoadRequest => {
   };
 };
 
-const load = await runLoad(order.urls, Number.POSITIVE_INFINITY, order.connections, next, () => stopped);
+const load = await runLoad(order.urls, Number.POSITIVE_INFINITY, order.connections, next, {
+  stop: () => stopped,
+  thinkMs: order.thinkMs,
+});
 parentPort?.postMessage({
   result: {
     requests: load.requests,

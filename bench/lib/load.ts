@@ -77,9 +77,15 @@ export async function runLoad(
   total: number,
   connections: number,
   next: (index: number) => LoadRequest,
-  /** Stops sending early once this answers true (a background load that lasts as long as another). */
-  stop: () => boolean = () => false,
+  background: {
+    /** Stops sending early once this answers true (a load that lasts as long as another). */
+    stop?: () => boolean;
+    /** Each connection waits this long after an answer before its next request: clients, not a firehose. */
+    thinkMs?: number;
+  } = {},
 ): Promise<LoadResult> {
+  const stop = background.stop ?? (() => false);
+  const thinkMs = background.thinkMs ?? 0;
   const urls = (Array.isArray(servers) ? servers : [servers]).map((url) => new URL(url));
   const latencies: Record<string, number[]> = {};
   let issued = 0;
@@ -116,7 +122,8 @@ export async function runLoad(
           response.code ? `${response.status} ${response.code}` : String(response.status),
           performance.now() - sentAt,
         );
-        send();
+        if (thinkMs > 0) setTimeout(send, thinkMs);
+        else send();
       });
       socket.on("error", () => resolve());
       socket.on("close", () => resolve());

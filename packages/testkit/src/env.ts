@@ -7,18 +7,18 @@ export const testContext = (): StackContext => stackContext({ env: stackEnv(), p
 
 const fastTier = () => inject("fastTier");
 
-/** In the `redis` and `database` projects: the one part they run against, and a context to administer it. */
+/** In the fast tiers (`redis`, `database`, `service`): the parts they run against, and a context to administer them. */
 export const fastTierContext = (): StackContext =>
   stackContext({ env: fastTier().stackEnv, progress: silentProgress });
 
 export function fastRedisUrl(): string {
   const url = fastTier().redisUrl;
-  if (!url) throw new Error("no Redis here: name the test file *.redis.test.ts");
+  if (!url) throw new Error("no Redis here: name the test file *.redis.test.ts or *.service.test.ts");
   return url;
 }
 
 export function fastDatabaseUrl(): string {
   const url = fastTier().databaseUrl;
-  if (!url) throw new Error("no database here: name the test file *.db.test.ts");
+  if (!url) throw new Error("no database here: name the test file *.db.test.ts or *.service.test.ts");
   return url;
 }

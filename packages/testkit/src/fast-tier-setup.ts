@@ -7,24 +7,33 @@ import { testEngine, testStackEnv } from "./test-stack.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
-    /** The one real part a fast tier needs: a Redis of its own, or a migrated database of its own. */
+    /** The real parts a fast tier needs: a Redis of its own, a migrated database of its own, or both. */
     fastTier: { stackEnv: Record<string, string>; redisUrl?: string; databaseUrl?: string };
   }
 }
 
+/** What each fast tier runs against: no Kafka, no Connect, no apps. */
+const fastTierParts: Record<string, ("redis" | "database")[]> = {
+  redis: ["redis"],
+  database: ["database"],
+  service: ["redis", "database"],
+};
+
 /**
  * The fast tiers run beside no other part of the stack: the `redis` project gets a Redis alone, the
- * `database` project a migrated database alone, each on a free port under the test stack's home, so
- * that Lua scripts and SQL decisions are checked in seconds. Mutation testing runs several vitest
- * processes at once from a copy of the repository: each gets a home of its own (FLASHGATE_FAST_TIER_HOME
- * and the worker number) and the jars of the real checkout (FLASHGATE_JARS).
+ * `database` project a migrated database alone, the `service` project both (a service's rules across
+ * the cache and the database, without CDC), each on free ports under the test stack's home, so that
+ * Lua scripts, SQL decisions and the services over them are checked in seconds. Mutation testing runs
+ * several vitest processes at once from a copy of the repository: each gets a home of its own
+ * (FLASHGATE_FAST_TIER_HOME and the worker number) and the jars of the real checkout (FLASHGATE_JARS).
  */
 export default async function setup(project: TestProject) {
-  const part = project.name === "redis" ? "redis" : "database";
+  const parts = fastTierParts[project.name];
+  if (!parts) throw new Error(`no fast tier named ${project.name}`);
   const worker = process.env.STRYKER_MUTATOR_WORKER;
   const home = join(
     process.env.FLASHGATE_FAST_TIER_HOME ?? testStackEnv.FLASHGATE_HOME,
-    worker === undefined ? `fast-${part}` : `worker-${worker}-${part}`,
+    worker === undefined ? `fast-${project.name}` : `worker-${worker}-${project.name}`,
   );
   mkdirSync(home, { recursive: true });
   const env = {
@@ -35,14 +44,13 @@ export default async function setup(project: TestProject) {
     FLASHGATE_REDIS_PORT: String(await freePort()),
   };
   const ctx = stackContext({ env, progress: silentProgress });
-  await up(ctx, { only: [part] });
-  project.provide(
-    "fastTier",
-    part === "redis"
-      ? { stackEnv: env, redisUrl: redisUrl(ctx) }
-      : { stackEnv: env, databaseUrl: appEnv(ctx).DATABASE_URL },
-  );
+  await up(ctx, { only: parts });
+  project.provide("fastTier", {
+    stackEnv: env,
+    ...(parts.includes("redis") ? { redisUrl: redisUrl(ctx) } : {}),
+    ...(parts.includes("database") ? { databaseUrl: appEnv(ctx).DATABASE_URL } : {}),
+  });
   return async () => {
-    await down(ctx, { only: [part] });
+    await down(ctx, { only: parts });
   };
 }

@@ -1,0 +1,308 @@
+import {
+  buyerField,
+  type FlashgateRedis,
+  rebuildQueueKey,
+  skuKeys,
+  skuRef,
+  withScripts,
+  writeSkuLoad,
+} from "@flashgate/cache";
+import { createPool } from "@flashgate/db";
+import {
+  createSale,
+  eventually,
+  fastDatabaseUrl,
+  fastRedisUrl,
+  freshIds,
+  openSkuLoad,
+  skuInDatabase,
+} from "@flashgate/testkit";
+import { Redis } from "ioredis";
+import type { Pool } from "mysql2/promise";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createOverloadGuard } from "./overload-guard.ts";
+import {
+  createPurchaseService,
+  type PurchaseObserver,
+  type PurchaseResult,
+  type PurchaseServiceOptions,
+  type TransactionOutcome,
+} from "./purchase.ts";
+
+const hour = 3_600_000;
+
+/** What the service told its observer: transactions, the reservation gauge, dependency failures. */
+function recorder() {
+  const seen = { transactions: [] as TransactionOutcome[], reservations: 0, failures: [] as string[] };
+  const observer: PurchaseObserver = {
+    transaction: (outcome) => seen.transactions.push(outcome),
+    reservations: (delta) => {
+      seen.reservations += delta;
+    },
+    dependencyFailed: (dependency, operation) => seen.failures.push(`${dependency} ${operation}`),
+  };
+  return { seen, observer };
+}
+
+describe("the purchase service across Redis and the database (no CDC: the tests apply what it would)", () => {
+  let redis: FlashgateRedis;
+  let pool: Pool;
+  let readPool: Pool;
+  beforeAll(() => {
+    redis = withScripts(new Redis(fastRedisUrl()));
+    pool = createPool(fastDatabaseUrl(), { connectionLimit: 4, multipleStatements: true });
+    readPool = createPool(fastDatabaseUrl(), { connectionLimit: 2 });
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await Promise.all([pool.end(), readPool.end()]);
+  });
+
+  const service = (options: Partial<PurchaseServiceOptions> = {}) => {
+    const { seen, observer } = recorder();
+    const purchases = createPurchaseService({
+      redis,
+      pool,
+      readPool,
+      guard: createOverloadGuard({ maxInFlight: 4, maxQueue: 64, maxWaitMs: 2000 }),
+      batch: { maxSize: 8, maxWaitMs: 2000, gatherMs: 0 },
+      limits: { reservationTtlMs: 10_000, rateLimit: 100, rateWindowMs: 60_000 },
+      soldOutCacheMs: 60_000,
+      observer,
+      ...options,
+    });
+    return { purchases, seen };
+  };
+
+  /** A sale in MySQL and the same sale loaded in Redis (as the maintainer would load it). */
+  async function sale(units: number, fields: { startsAt?: Date; endsAt?: Date; cachedUnits?: number } = {}) {
+    const ids = freshIds();
+    const startsAt = fields.startsAt ?? new Date(Date.now() - hour);
+    const endsAt = fields.endsAt ?? new Date(Date.now() + hour);
+    await createSale(pool, { ...ids, units, startsAt, endsAt });
+    await writeSkuLoad(
+      redis,
+      ids.activityId,
+      ids.skuId,
+      openSkuLoad({ available: fields.cachedUnits ?? units, startsAt, endsAt }),
+    );
+    const keys = skuKeys(ids.activityId, ids.skuId);
+    return {
+      ids,
+      request: (user: number, key = `svc-${ids.activityId}-${user}`) => ({
+        ...ids,
+        userId: String(user),
+        requestId: key,
+      }),
+      reservations: () => redis.zcard(keys.reservations),
+      /** What CDC does once an order is applied: the buyer is known, the reservation gone. */
+      applyOrder: async (user: number) => {
+        await redis.hset(keys.sku, buyerField(String(user)), 1);
+        await redis.zrem(keys.reservations, String(user));
+        await redis.hdel(keys.reservationRequests, String(user));
+      },
+    };
+  }
+
+  const orderOf = (result: PurchaseResult) => (result as Extract<PurchaseResult, { kind: "CREATED" }>).order;
+
+  it("creates the order in MySQL and keeps the reservation until CDC applies it; a retry with the key gets the same order", async () => {
+    const { purchases, seen } = service();
+    const s = await sale(3);
+    const created = await purchases.purchase(s.request(1));
+    expect(created.kind).toBe("CREATED");
+    expect(orderOf(created)).toMatchObject({
+      userId: "1",
+      requestId: s.request(1).requestId,
+      state: "PENDING",
+    });
+    expect(await s.reservations()).toBe(1);
+    expect(seen).toEqual({ transactions: ["committed"], reservations: 1, failures: [] });
+    expect((await skuInDatabase(pool, s.ids.activityId, s.ids.skuId)).available).toBe(2);
+
+    // Before CDC: the reservation is in flight, and the same key inherits it.
+    const inFlight = await purchases.purchase(s.request(1));
+    expect(inFlight).toEqual({ kind: "REPLAYED", order: orderOf(created) });
+    expect(await s.reservations()).toBe(1);
+    // Another key of the same buyer meanwhile is not a second purchase.
+    expect(await purchases.purchase(s.request(1, `svc-${s.ids.activityId}-other`))).toEqual({
+      kind: "ALREADY_PURCHASED",
+      detail: "another purchase of this user is in progress",
+    });
+
+    // After CDC: Redis knows the buyer; the key still gets its order, any other key is refused.
+    await s.applyOrder(1);
+    expect(await purchases.purchase(s.request(1))).toEqual({ kind: "REPLAYED", order: orderOf(created) });
+    expect(await purchases.purchase(s.request(1, `svc-${s.ids.activityId}-third`))).toEqual({
+      kind: "ALREADY_PURCHASED",
+      detail: "this user already holds an order for this SKU",
+    });
+    expect(await purchases.ownOrder("1", s.request(1).requestId)).toEqual(orderOf(created));
+    expect(await purchases.ownOrder("2", s.request(1).requestId)).toBeUndefined();
+  });
+
+  it("releases the reservation of every purchase MySQL refuses, and says why", async () => {
+    const { purchases, seen } = service();
+    // Redis believes in units MySQL no longer has (a sale CDC has not applied yet).
+    const s = await sale(0, { cachedUnits: 5 });
+    expect(await purchases.purchase(s.request(1))).toEqual({ kind: "SOLD_OUT" });
+    expect(await s.reservations()).toBe(0);
+    expect(seen.reservations).toBe(0);
+    expect(seen.transactions).toEqual(["rejected"]);
+
+    // A buyer whose order Redis has not seen yet, with a new key.
+    const t = await sale(5);
+    await purchases.purchase(t.request(2));
+    await t.applyOrder(2);
+    await redis.hdel(skuKeys(t.ids.activityId, t.ids.skuId).sku, buyerField("2"));
+    expect(await purchases.purchase(t.request(2, `svc-${t.ids.activityId}-again`))).toEqual({
+      kind: "ALREADY_PURCHASED",
+      detail: "this user already holds an order for this SKU",
+    });
+    expect(await t.reservations()).toBe(0);
+
+    // The buyer's key used again for another SKU.
+    const u = await sale(5);
+    expect(await purchases.purchase({ ...u.ids, userId: "2", requestId: t.request(2).requestId })).toEqual({
+      kind: "IDEMPOTENCY_KEY_REUSED",
+    });
+    expect(await u.reservations()).toBe(0);
+  });
+
+  it("answers outside the window, over the rate limit and for a sold-out SKU without the database", async () => {
+    const { purchases, seen } = service({
+      limits: { reservationTtlMs: 10_000, rateLimit: 1, rateWindowMs: 60_000 },
+    });
+    const early = await sale(5, {
+      startsAt: new Date(Date.now() + hour),
+      endsAt: new Date(Date.now() + 2 * hour),
+    });
+    expect(await purchases.purchase(early.request(1))).toEqual({
+      kind: "ACTIVITY_NOT_OPEN",
+      detail: "the sale has not started",
+    });
+    const late = await sale(5, {
+      startsAt: new Date(Date.now() - 2 * hour),
+      endsAt: new Date(Date.now() - 1000),
+    });
+    expect(await purchases.purchase(late.request(1))).toEqual({
+      kind: "ACTIVITY_NOT_OPEN",
+      detail: "the sale has ended",
+    });
+    const limited = await sale(5, { cachedUnits: 5 });
+    await purchases.purchase(limited.request(1));
+    const refused = await purchases.purchase(limited.request(1, `svc-${limited.ids.activityId}-2nd`));
+    expect(refused.kind).toBe("RATE_LIMITED");
+    // A window of 60 s: told to come back within it, in whole seconds.
+    const retryAfterS = (refused as { retryAfterS: number }).retryAfterS;
+    expect(retryAfterS).toBeGreaterThanOrEqual(59);
+    expect(retryAfterS).toBeLessThanOrEqual(60);
+    expect(seen.transactions).toEqual(["committed"]);
+  });
+
+  it("answers a storm's sold-out locally once Redis said so, but a buyer of the SKU is told of their order", async () => {
+    const subscriber = new Redis(fastRedisUrl());
+    try {
+      const { purchases } = service({ subscriber });
+      const s = await sale(1);
+      const created = await purchases.purchase(s.request(1));
+      await s.applyOrder(1);
+      await redis.hset(skuKeys(s.ids.activityId, s.ids.skuId).sku, "available", 0);
+      // The shortcut stands once the subscription does; until then every answer comes from Redis.
+      await eventually(async () => {
+        await purchases.purchase(s.request(2));
+        expect(purchases.purchase(s.request(3))).toEqual({ kind: "SOLD_OUT" });
+      });
+      expect(purchases.purchase(s.request(1, `svc-${s.ids.activityId}-new`))).toEqual({
+        kind: "ALREADY_PURCHASED",
+        detail: "this user already holds an order for this SKU",
+      });
+      // The buyer's own key is not answered locally: it goes on to get its order.
+      const replay = purchases.purchase(s.request(1));
+      expect(replay).toBeInstanceOf(Promise);
+      expect(await replay).toEqual({ kind: "REPLAYED", order: orderOf(created) });
+    } finally {
+      subscriber.disconnect();
+    }
+  });
+
+  it("a SKU missing from Redis: unknown is 404, open asks for a rebuild (503), ended answers from MySQL", async () => {
+    const { purchases } = service();
+    const unknown = freshIds();
+    expect(
+      await purchases.purchase({ ...unknown, userId: "1", requestId: `svc-${unknown.activityId}-1` }),
+    ).toEqual({
+      kind: "NOT_FOUND",
+    });
+
+    const open = freshIds();
+    await createSale(pool, { ...open, units: 5 });
+    expect(await purchases.purchase({ ...open, userId: "1", requestId: `svc-${open.activityId}-1` })).toEqual(
+      {
+        kind: "UNAVAILABLE",
+        detail: "this SKU's cache is being rebuilt",
+        retryAfterS: 1,
+      },
+    );
+    expect(await redis.sismember(rebuildQueueKey, skuRef(open.activityId, open.skuId))).toBe(1);
+    await redis.srem(rebuildQueueKey, skuRef(open.activityId, open.skuId));
+
+    // Its cache dropped after it ended: a key with an order gets it, any other the closed window.
+    const ended = await sale(5);
+    const created = await service().purchases.purchase(ended.request(1));
+    await pool.query("UPDATE activity SET ends_at = NOW(3) - INTERVAL 1 SECOND WHERE id = ?", [
+      ended.ids.activityId,
+    ]);
+    const keys = skuKeys(ended.ids.activityId, ended.ids.skuId);
+    await redis.del(keys.sku, keys.reservations, keys.reservationRequests);
+    expect(await purchases.purchase(ended.request(1))).toEqual({ kind: "REPLAYED", order: orderOf(created) });
+    expect(await purchases.purchase(ended.request(2))).toEqual({
+      kind: "ACTIVITY_NOT_OPEN",
+      detail: "the sale has ended",
+    });
+    expect(await redis.sismember(rebuildQueueKey, skuRef(ended.ids.activityId, ended.ids.skuId))).toBe(0);
+  });
+
+  it("fails closed: Redis down or the database down is a fast 503, and no reservation outlives a definite refusal", async () => {
+    const deadRedis = withScripts(
+      new Redis({ port: 1, lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null }),
+    );
+    deadRedis.on("error", () => {});
+    const noRedis = service({ redis: deadRedis });
+    const s = await sale(5);
+    expect(await noRedis.purchases.purchase(s.request(1))).toEqual({
+      kind: "UNAVAILABLE",
+      detail: "the cache is unavailable",
+      retryAfterS: 1,
+    });
+    expect(noRedis.seen.failures).toEqual(["redis reserve"]);
+
+    const deadPool = createPool("mysql://nobody:nothing@127.0.0.1:1/flashgate", {
+      connectionLimit: 1,
+      multipleStatements: true,
+    });
+    try {
+      const noDatabase = service({ pool: deadPool });
+      expect(await noDatabase.purchases.purchase(s.request(2))).toEqual({
+        kind: "UNAVAILABLE",
+        detail: "the database is unavailable",
+        retryAfterS: 2,
+      });
+      expect(await s.reservations()).toBe(0);
+      expect(noDatabase.seen.reservations).toBe(0);
+      expect(noDatabase.seen.failures).toEqual(["database decide"]);
+    } finally {
+      await deadPool.end();
+    }
+
+    // No slot for a transaction: 503 at once, the reservation given back.
+    const full = service({ guard: createOverloadGuard({ maxInFlight: 0, maxQueue: 0, maxWaitMs: 1 }) });
+    expect(await full.purchases.purchase(s.request(3))).toEqual({
+      kind: "UNAVAILABLE",
+      detail: "too many purchases in flight",
+      retryAfterS: 1,
+    });
+    expect(await s.reservations()).toBe(0);
+    expect(full.seen.failures).toEqual([]);
+  });
+});
