@@ -5,7 +5,7 @@ export const fastTiers: TestProjectInlineConfiguration[] = [
   {
     test: {
       name: "unit",
-      include: ["{apps,packages}/*/src/**/*.test.ts"],
+      include: ["{apps,packages}/*/src/**/*.test.ts", "ops/test/*.test.ts"],
       exclude: [
         "**/*.int.test.ts",
         "**/*.redis.test.ts",
@@ -52,7 +52,7 @@ export default defineConfig({
       {
         test: {
           name: "integration",
-          include: ["{apps,packages}/*/test/**/*.int.test.ts"],
+          include: ["{apps,packages}/*/test/**/*.int.test.ts", "ops/test/*.int.test.ts"],
           globalSetup: ["packages/testkit/src/global-setup.ts"],
           // One real stack on two cores: files run one after another so timings stay meaningful.
           fileParallelism: false,

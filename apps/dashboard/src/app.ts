@@ -6,7 +6,7 @@ import { serviceRoutes } from "@flashgate/telemetry";
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { Pool } from "mysql2/promise";
-import { Counter, collectDefaultMetrics, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { Collector, DashboardSnapshot } from "./collector.ts";
 
 const page = readFileSync(new URL("./public/index.html", import.meta.url), "utf8");
@@ -30,6 +30,26 @@ export function createApp(deps: AppDeps) {
     name: "flashgate_dashboard_sse_events_total",
     help: "Snapshots pushed to viewers",
     registers: [registry],
+  });
+  // Connect's states as metrics, read at each scrape: what the alert on a stopped connector watches.
+  new Gauge({
+    name: "flashgate_connector_running",
+    help: '1 when the connector (task="connector") or one of its tasks is RUNNING, else 0; 0 for task="unreachable" when Connect did not answer',
+    labelNames: ["connector", "task"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const statuses = await deps.collector.connectors();
+      if ("error" in statuses) {
+        this.set({ connector: "", task: "unreachable" }, 0);
+        return;
+      }
+      for (const status of statuses) {
+        this.set({ connector: status.name, task: "connector" }, status.connector.state === "RUNNING" ? 1 : 0);
+        for (const task of status.tasks)
+          this.set({ connector: status.name, task: String(task.id) }, task.state === "RUNNING" ? 1 : 0);
+      }
+    },
   });
   let latest: DashboardSnapshot | undefined;
   let sampling: Promise<DashboardSnapshot> | undefined;

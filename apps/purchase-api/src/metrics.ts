@@ -30,13 +30,18 @@ export function createMetrics() {
     help: "Reservations this instance made that are not yet resolved or released",
     registers: [registry],
   });
+  const overloaded = new Counter({
+    name: "flashgate_purchase_overloaded_total",
+    help: "Purchases answered 503 because the instance had no database slot for them (DB_MAX_IN_FLIGHT, DB_MAX_QUEUE)",
+    registers: [registry],
+  });
   const dependencyErrors = new Counter({
     name: "flashgate_dependency_errors_total",
     help: "Calls to Redis or the database that failed, by dependency and operation",
     labelNames: ["dependency", "operation"],
     registers: [registry],
   });
-  return { registry, requestDuration, admissions, transactions, reservations, dependencyErrors };
+  return { registry, requestDuration, admissions, transactions, reservations, overloaded, dependencyErrors };
 }
 
 /**
@@ -49,6 +54,7 @@ export function purchaseObserver(metrics: Metrics, logger: Logger): PurchaseObse
   return {
     transaction: (outcome) => metrics.transactions.inc({ outcome }),
     reservations: (delta) => metrics.reservations.inc(delta),
+    overloaded: () => metrics.overloaded.inc(),
     dependencyFailed(dependency, operation, error) {
       metrics.dependencyErrors.inc({ dependency, operation });
       const key = `${dependency}:${operation}`;

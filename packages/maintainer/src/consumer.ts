@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { appliedWatermarkKey, type FlashgateRedis } from "@flashgate/cache";
+import type { FlashgateRedis } from "@flashgate/cache";
 import type { Logger } from "@flashgate/logger";
 import type { Applier } from "./applier.ts";
 import type { DeadLetterSink } from "./dead-letters.ts";
 import type { MaintainerMetrics } from "./metrics.ts";
 import { type KafkaRecord, Subscription } from "./subscription.ts";
 import { ensureTopics } from "./topics.ts";
+import { createWatermark } from "./watermark.ts";
 
 export const consumerGroup = "flashgate-cache-maintainer";
 
@@ -36,6 +37,7 @@ export async function startConsumer(options: ConsumerOptions) {
     metrics,
     logger,
   });
+  const watermark = createWatermark(subscription, options.redis, logger);
   let stopping = false;
 
   async function applyUntilDone(batch: KafkaRecord[]): Promise<string | undefined> {
@@ -77,11 +79,8 @@ export async function startConsumer(options: ConsumerOptions) {
     for (let batch = await subscription.take(batchMax); batch; batch = await subscription.take(batchMax)) {
       const heartbeat = await applyUntilDone(batch);
       await commit(batch);
-      if (heartbeat && subscription.drained && subscription.ownsAllSalePartitions()) {
-        // Nothing older is in hand and this instance consumes every sale partition: every change
-        // committed before this heartbeat has been applied. The drift check fences on it.
-        await options.redis.set(appliedWatermarkKey, heartbeat).catch(() => {});
-      }
+      if (heartbeat) await watermark.heartbeatApplied(heartbeat);
+      watermark.advance();
     }
   })();
 
@@ -96,6 +95,7 @@ export async function startConsumer(options: ConsumerOptions) {
       await loop.catch((error) =>
         logger.error({ err: error.message }, "consumer loop failed while stopping"),
       );
+      await watermark.settled();
       await subscription.close();
     },
     loop,

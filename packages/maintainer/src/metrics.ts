@@ -49,6 +49,12 @@ export function createMaintainerMetrics() {
       help: "Batches held and retried because Redis or MySQL failed (nothing committed meanwhile)",
       registers: [registry],
     }),
+    assignedPartitions: new Gauge({
+      name: "flashgate_kafka_assigned_partitions",
+      help: "Partitions of each CDC topic this instance consumes (the group shares them among its instances)",
+      labelNames: ["topic"],
+      registers: [registry],
+    }),
     consumerLag: new Gauge({
       name: "flashgate_kafka_consumer_lag",
       help: "Messages not yet consumed, per topic and partition",

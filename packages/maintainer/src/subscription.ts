@@ -47,15 +47,18 @@ export class Subscription {
     return this.#joined && !this.#closing;
   }
 
-  /** Nothing delivered is waiting to be applied. */
-  get drained(): boolean {
-    return this.#buffer.length === 0;
+  /** The sale topic's end offsets (per partition, the offset its next record will get), whoever consumes them. */
+  async saleEndOffsets(): Promise<bigint[]> {
+    return (await this.#consumer.listOffsets({ topics: [topics.sale] })).get(topics.sale) ?? [];
   }
 
-  /** This member consumes every partition of the sale topic (a watermark may then speak for all of them). */
-  ownsAllSalePartitions(): boolean {
-    const owned = this.#consumer.assignments?.find((a) => a.topic === topics.sale)?.partitions.length ?? 0;
-    return this.#salePartitions > 0 && owned === this.#salePartitions;
+  /** The group's committed offsets on the sale topic, every partition's (-1 where none was committed yet). */
+  async saleCommittedOffsets(): Promise<bigint[]> {
+    const partitions = Array.from({ length: this.#salePartitions }, (_, partition) => partition);
+    const committed = await this.#consumer.listCommittedOffsets({
+      topics: [{ topic: topics.sale, partitions }],
+    });
+    return committed.get(topics.sale) ?? [];
   }
 
   /** The next records in delivery order (at most `max`), waiting for some; undefined once closing. */
@@ -116,10 +119,14 @@ export class Subscription {
       });
       next.startLagMonitoring({ topics: [topics.sale, topics.activity] }, 5000);
       next.on("consumer:group:join", () => {
-        if (this.#consumer === next) this.#joined = true;
+        if (this.#consumer !== next) return;
+        this.#joined = true;
+        this.#reportAssignments(next);
       });
       next.on("consumer:group:leave", () => {
-        if (this.#consumer === next) this.#joined = false;
+        if (this.#consumer !== next) return;
+        this.#joined = false;
+        this.#reportAssignments(undefined);
       });
       stream.on("data", (message: KafkaRecord) => {
         this.#buffer.push(message);
@@ -133,9 +140,17 @@ export class Subscription {
       this.#consumer = next;
       this.#stream = stream;
       this.#joined = true;
+      this.#reportAssignments(next);
     } catch (error) {
       await next.close(true).catch(() => {});
       throw error;
+    }
+  }
+
+  #reportAssignments(consumer: Consumer<string, string, string, string> | undefined) {
+    for (const topic of [topics.sale, topics.activity, topics.heartbeat]) {
+      const owned = consumer?.assignments?.find((a) => a.topic === topic)?.partitions.length ?? 0;
+      this.#options.metrics.assignedPartitions.set({ topic }, owned);
     }
   }
 

@@ -33,11 +33,19 @@ const hour = 3_600_000;
 
 /** What the service told its observer: transactions, the reservation gauge, dependency failures. */
 function recorder() {
-  const seen = { transactions: [] as TransactionOutcome[], reservations: 0, failures: [] as string[] };
+  const seen = {
+    transactions: [] as TransactionOutcome[],
+    reservations: 0,
+    overloaded: 0,
+    failures: [] as string[],
+  };
   const observer: PurchaseObserver = {
     transaction: (outcome) => seen.transactions.push(outcome),
     reservations: (delta) => {
       seen.reservations += delta;
+    },
+    overloaded: () => {
+      seen.overloaded += 1;
     },
     dependencyFailed: (dependency, operation) => seen.failures.push(`${dependency} ${operation}`),
   };
@@ -117,7 +125,7 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
       state: "PENDING",
     });
     expect(await s.reservations()).toBe(1);
-    expect(seen).toEqual({ transactions: ["committed"], reservations: 1, failures: [] });
+    expect(seen).toEqual({ transactions: ["committed"], reservations: 1, overloaded: 0, failures: [] });
     expect((await skuInDatabase(pool, s.ids.activityId, s.ids.skuId)).available).toBe(2);
 
     // Before CDC: the reservation is in flight, and the same key inherits it.
@@ -303,6 +311,6 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
       retryAfterS: 1,
     });
     expect(await s.reservations()).toBe(0);
-    expect(full.seen.failures).toEqual([]);
+    expect(full.seen).toMatchObject({ overloaded: 1, failures: [] });
   });
 });

@@ -43,6 +43,8 @@ type Dependency = "redis" | "database";
 export interface PurchaseObserver {
   transaction(outcome: TransactionOutcome): void;
   reservations(delta: number): void;
+  /** A buyer was answered 503 because this instance had no database slot for them (the overload guard). */
+  overloaded(): void;
   /** A dependency failed and the buyer was answered 503 (or a cleanup was skipped): count it and log it. */
   dependencyFailed(dependency: Dependency, operation: string, error: unknown): void;
 }
@@ -75,6 +77,7 @@ const soldOutResult: PurchaseResult = { kind: "SOLD_OUT" };
 const noObserver: PurchaseObserver = {
   transaction: () => {},
   reservations: () => {},
+  overloaded: () => {},
   dependencyFailed: () => {},
 };
 const alreadyPurchased: PurchaseResult = {
@@ -132,6 +135,10 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
   );
   if (options.subscriber) followUnitsBack(options.subscriber, soldOut);
   const skuWindow = createSkuWindows(options.readPool);
+  const overloaded = (): PurchaseResult => {
+    observer.overloaded();
+    return { kind: "UNAVAILABLE", detail: "too many purchases in flight", retryAfterS: 1 };
+  };
 
   async function fastPath(request: PurchaseRequest): Promise<ReserveOutcome | "REDIS_DOWN"> {
     try {
@@ -167,8 +174,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
         };
       }
       await release();
-      if (error instanceof OverloadedError)
-        return { kind: "UNAVAILABLE", detail: "too many purchases in flight", retryAfterS: 1 };
+      if (error instanceof OverloadedError) return overloaded();
       observer.dependencyFailed("database", "decide", error);
       return databaseUnavailable;
     }
@@ -186,8 +192,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       const decision = await guard.run(() => findReplay(pool, request));
       return decision ? decisionResult(decision) : otherwise;
     } catch (error) {
-      if (error instanceof OverloadedError)
-        return { kind: "UNAVAILABLE", detail: "too many purchases in flight", retryAfterS: 1 };
+      if (error instanceof OverloadedError) return overloaded();
       observer.dependencyFailed("database", "replay", error);
       return databaseUnavailable;
     }
