@@ -3,6 +3,7 @@ import { ConnectError } from "@flashgate/connect";
 import { StackError } from "@flashgate/stack";
 import { Command } from "commander";
 import { registerConnectorCommands } from "./commands/connectors.ts";
+import { registerDemoCommand } from "./commands/demo.ts";
 import { registerDriftCommands } from "./commands/drift.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
 import { registerStackCommands } from "./commands/stack.ts";
@@ -25,6 +26,7 @@ registerMigrateCommand(program);
 registerTokenCommand(program);
 registerConnectorCommands(program);
 registerDriftCommands(program);
+registerDemoCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -21,6 +21,7 @@ import type { AppEnv } from "./env.ts";
 import { createMetrics, type Metrics, purchaseObserver } from "./metrics.ts";
 import { ApiError, errorReply, problemReply, replyResponse } from "./problem.ts";
 import { adminRoutes } from "./routes/admin.ts";
+import { docsRoutes } from "./routes/docs.ts";
 import { paymentRoutes } from "./routes/payments.ts";
 import { placePurchaseHandler, route as placePurchaseRoute } from "./routes/place-purchase.ts";
 import { purchaseRoutes } from "./routes/purchases.ts";
@@ -99,6 +100,7 @@ export function createApp(deps: AppDeps) {
     "/",
     serviceRoutes({ redis: () => redis.ping(), database: () => pool.query("SELECT 1") }, metrics.registry),
   );
+  app.route("/", docsRoutes());
   app.use("/v1/purchases/*", requireUser(verifyUser));
   app.route("/v1/purchases", purchaseRoutes(purchases));
   app.route("/v1/activities", skuViewRoutes({ redis, purchases }));

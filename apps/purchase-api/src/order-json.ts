@@ -1,6 +1,22 @@
 import type { Order } from "@flashgate/db";
+import { z } from "zod";
 
-export const orderJson = (order: Order) => ({
+const safeId = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+/** An order as the API answers it (one schema for the answer and the document). */
+export const orderSchema = z.strictObject({
+  orderId: z.string().describe("The order's id: payments and the back-office name the order by it"),
+  requestId: z.string().describe("The buyer's Idempotency-Key; unique per user"),
+  activityId: safeId,
+  skuId: safeId,
+  userId: safeId,
+  state: z.enum(["PENDING", "PAID", "CLOSED"]),
+  amountCents: z.number().int().nonnegative(),
+  currency: z.string().regex(/^[A-Z]{3}$/),
+  expiresAt: z.iso.datetime().describe("A PENDING order not paid by then is closed and its unit returned"),
+});
+
+export const orderJson = (order: Order): z.output<typeof orderSchema> => ({
   orderId: order.orderId,
   requestId: order.requestId,
   activityId: order.activityId,

@@ -1,4 +1,5 @@
 import { isDatabaseUnavailable } from "@flashgate/db";
+import { z } from "zod";
 
 export const errorStatus = {
   INVALID_REQUEST: 400,
@@ -56,6 +57,20 @@ export interface Reply {
 const problemType = (code: ErrorCode) =>
   `https://flashgate.dev/problems/${code.toLowerCase().replaceAll("_", "-")}`;
 
+/** The code a problem carries on the wire: a body too large is an invalid request (its status says which). */
+export const wireCode = (code: ErrorCode) => (code === "PAYLOAD_TOO_LARGE" ? "INVALID_REQUEST" : code);
+
+/** RFC 9457 problem details as every failure answers them; `codes` narrows `code` to a route's. */
+export const problemSchema = (codes: readonly string[]) =>
+  z.strictObject({
+    type: z.url(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.enum(codes as [string, ...string[]]),
+    traceId: z.string(),
+  });
+
 // The fixed members of each code's problem, serialised once: a sold-out storm sends the same one
 // a hundred thousand times, and only detail and traceId differ.
 const problemHeads = new Map(
@@ -73,8 +88,7 @@ export function problemReply(code: ErrorCode, detail: string, traceId: string, r
     headers["retry-after"] = String(retryAfterS ?? 1);
   // The rest of an oversized body is never read: the connection ends with this answer.
   if (status === 413) headers.connection = "close";
-  const wireCode = code === "PAYLOAD_TOO_LARGE" ? "INVALID_REQUEST" : code;
-  const body = `${problemHeads.get(code)},"detail":${JSON.stringify(detail)},"code":"${wireCode}","traceId":${JSON.stringify(traceId)}}`;
+  const body = `${problemHeads.get(code)},"detail":${JSON.stringify(detail)},"code":"${wireCode(code)}","traceId":${JSON.stringify(traceId)}}`;
   return { status, headers, body };
 }
 

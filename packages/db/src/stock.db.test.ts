@@ -76,6 +76,20 @@ describe("the back-office's SQL, on the database alone", () => {
     ]);
   });
 
+  it("a save with the very same values again is an update: no second initial-stock ledger row", async () => {
+    const ids = freshIds();
+    const startsAt = new Date(Math.floor(Date.now() / 1000) * 1000 - hour);
+    const same = { startsAt, endsAt: new Date(startsAt.getTime() + 2 * hour) };
+    expect(await activity(ids.activityId, same)).toBe("created");
+    expect(await activity(ids.activityId, same)).toBe("updated");
+    const sku = { ...ids, initialStock: 7, priceCents: 100, currency: "EUR", operator: "alice" };
+    expect(await upsertSku(pool, sku)).toBe("created");
+    expect(await upsertSku(pool, sku)).toBe("updated");
+    expect(await ledger(ids)).toEqual([
+      { delta: 7, available_after: 7, reason: "initial stock", operator: "alice" },
+    ]);
+  });
+
   it("restocks and corrects with a ledger row each; refuses to go below zero or to touch an unknown SKU", async () => {
     const ids = freshIds();
     await activity(ids.activityId);

@@ -1,4 +1,5 @@
 import type { Pool, RowDataPacket } from "mysql2/promise";
+import { isDuplicateKey } from "./errors.ts";
 
 export interface ActivityInput {
   id: number;
@@ -9,21 +10,32 @@ export interface ActivityInput {
   rebuyAfterClose: boolean;
 }
 
+/**
+ * Creates the activity, or updates it when its id exists. Creation is told by the INSERT succeeding, not by
+ * affected rows: with the client's FOUND_ROWS flag an update to the same values counts 1, like an insert.
+ */
 export async function upsertActivity(pool: Pool, activity: ActivityInput): Promise<"created" | "updated"> {
-  const [result] = await pool.query(
-    `INSERT INTO activity (id, name, starts_at, ends_at, payment_timeout_s, rebuy_after_close) VALUES (?, ?, ?, ?, ?, ?)
-     ON DUPLICATE KEY UPDATE name = VALUES(name), starts_at = VALUES(starts_at), ends_at = VALUES(ends_at),
-       payment_timeout_s = VALUES(payment_timeout_s), rebuy_after_close = VALUES(rebuy_after_close)`,
-    [
-      activity.id,
-      activity.name,
-      activity.startsAt,
-      activity.endsAt,
-      activity.paymentTimeoutS,
-      activity.rebuyAfterClose,
-    ],
+  const values = [
+    activity.name,
+    activity.startsAt,
+    activity.endsAt,
+    activity.paymentTimeoutS,
+    activity.rebuyAfterClose,
+  ];
+  try {
+    await pool.query(
+      "INSERT INTO activity (id, name, starts_at, ends_at, payment_timeout_s, rebuy_after_close) VALUES (?, ?, ?, ?, ?, ?)",
+      [activity.id, ...values],
+    );
+    return "created";
+  } catch (error) {
+    if (!isDuplicateKey(error)) throw error;
+  }
+  await pool.query(
+    "UPDATE activity SET name = ?, starts_at = ?, ends_at = ?, payment_timeout_s = ?, rebuy_after_close = ? WHERE id = ?",
+    [...values, activity.id],
   );
-  return (result as { affectedRows: number }).affectedRows === 1 ? "created" : "updated";
+  return "updated";
 }
 
 export interface SkuInput {
@@ -49,12 +61,24 @@ export async function upsertSku(pool: Pool, sku: SkuInput): Promise<SkuUpsert> {
       await connection.query("ROLLBACK");
       return "no_activity";
     }
-    const [inserted] = await connection.query(
-      `INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES (?, ?, ?, ?, ?)
-       ON DUPLICATE KEY UPDATE price_cents = VALUES(price_cents), currency = VALUES(currency)`,
-      [sku.activityId, sku.skuId, sku.initialStock, sku.priceCents, sku.currency],
-    );
-    const created = (inserted as { affectedRows: number }).affectedRows === 1;
+    // A failed INSERT undoes only itself, not the transaction: the row exists, and its price is updated.
+    const created = await connection
+      .query(
+        "INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES (?, ?, ?, ?, ?)",
+        [sku.activityId, sku.skuId, sku.initialStock, sku.priceCents, sku.currency],
+      )
+      .then(
+        () => true,
+        (error: unknown) => {
+          if (!isDuplicateKey(error)) throw error;
+          return false;
+        },
+      );
+    if (!created)
+      await connection.query(
+        "UPDATE sale_stock SET price_cents = ?, currency = ? WHERE activity_id = ? AND sku_id = ?",
+        [sku.priceCents, sku.currency, sku.activityId, sku.skuId],
+      );
     if (created) {
       await connection.query(
         "INSERT INTO stock_ledger (activity_id, sku_id, delta, available_after, reason, operator) VALUES (?, ?, ?, ?, 'initial stock', ?)",

@@ -7,7 +7,7 @@ import type { AppEnv } from "../env.ts";
 import { orderJson } from "../order-json.ts";
 import { ApiError } from "../problem.ts";
 
-const activityBody = z
+export const activityBody = z
   .strictObject({
     name: z.string().min(1).max(200),
     startsAt: z.iso.datetime({ offset: true }),
@@ -20,13 +20,13 @@ const activityBody = z
     path: ["endsAt"],
   });
 
-const skuBody = z.strictObject({
+export const skuBody = z.strictObject({
   initialStock: z.number().int().min(0).max(10_000_000),
   priceCents: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
   currency: z.string().regex(/^[A-Z]{3}$/),
 });
 
-const restockBody = z.strictObject({
+export const restockBody = z.strictObject({
   delta: z
     .number()
     .int()
@@ -34,6 +34,56 @@ const restockBody = z.strictObject({
     .max(10_000_000)
     .refine((d) => d !== 0, "must not be zero"),
   reason: z.string().min(1).max(500),
+});
+
+const saved = z.enum(["created", "updated"]);
+
+export const activitySavedSchema = z.strictObject({
+  id: z.number().int().positive(),
+  name: z.string(),
+  startsAt: z.string(),
+  endsAt: z.string(),
+  paymentTimeoutS: z.number().int(),
+  rebuyAfterClose: z.boolean(),
+  result: saved,
+});
+
+export const skuSavedSchema = z.strictObject({
+  activityId: z.number().int().positive(),
+  skuId: z.number().int().positive(),
+  initialStock: z.number().int(),
+  priceCents: z.number().int(),
+  currency: z.string(),
+  result: saved,
+});
+
+export const restockedSchema = z.strictObject({
+  activityId: z.number().int().positive(),
+  skuId: z.number().int().positive(),
+  delta: z.number().int(),
+  available: z.number().int().nonnegative(),
+});
+
+const count = z.number().int().nonnegative();
+export const adminSkuViewSchema = z.strictObject({
+  database: z.strictObject({
+    available: count,
+    pending: count,
+    paid: count,
+    closed: count,
+    supply: count,
+    priceCents: count,
+    currency: z.string(),
+  }),
+  cache: z
+    .strictObject({
+      stock: z.number().int(),
+      reservations: count,
+      buyers: count,
+      appliedPosition: z.string().nullable(),
+    })
+    .nullable(),
+  drift: z.enum(["in-sync", "drift", "behind", "changing"]),
 });
 
 /** The back-office's HTTP face: validation and answers; the work is the service's. */
@@ -50,7 +100,8 @@ export function adminRoutes(backOffice: BackOffice) {
         paymentTimeoutS: value.paymentTimeoutS,
         rebuyAfterClose: value.rebuyAfterClose,
       });
-      return c.json({ id, ...value, result }, result === "created" ? 201 : 200);
+      const body: z.output<typeof activitySavedSchema> = { id, ...value, result };
+      return c.json(body, result === "created" ? 201 : 200);
     })
     .put("/activities/:id/skus/:skuId", async (c) => {
       const activityId = pathId(c, "id");
@@ -58,7 +109,8 @@ export function adminRoutes(backOffice: BackOffice) {
       const { value } = await jsonBody(c, skuBody);
       const result = await backOffice.saveSku({ activityId, skuId, ...value, operator: c.get("operator") });
       if (result === "no_activity") throw new ApiError("NOT_FOUND", "no such activity");
-      return c.json({ activityId, skuId, ...value, result }, result === "created" ? 201 : 200);
+      const body: z.output<typeof skuSavedSchema> = { activityId, skuId, ...value, result };
+      return c.json(body, result === "created" ? 201 : 200);
     })
     .post("/activities/:id/skus/:skuId/restock", async (c) => {
       const activityId = pathId(c, "id");
@@ -71,14 +123,19 @@ export function adminRoutes(backOffice: BackOffice) {
           "INVALID_STATE",
           `a correction of ${value.delta} would take available (${result.available}) below zero`,
         );
-      return c.json({ activityId, skuId, delta: value.delta, available: result.available });
+      return c.json<z.output<typeof restockedSchema>>({
+        activityId,
+        skuId,
+        delta: value.delta,
+        available: result.available,
+      });
     })
     .get("/activities/:id/skus/:skuId", async (c) => {
       const activityId = pathId(c, "id");
       const skuId = pathId(c, "skuId");
       const view = await backOffice.skuView(activityId, skuId);
       if (!view) throw new ApiError("NOT_FOUND", "no such SKU");
-      return c.json(view);
+      return c.json<z.output<typeof adminSkuViewSchema>>(view);
     })
     .post("/orders/:orderId/close", async (c) => {
       const orderId = c.req.param("orderId");

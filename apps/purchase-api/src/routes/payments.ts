@@ -6,13 +6,34 @@ import { parseJson, rawBody } from "../body.ts";
 import type { AppEnv } from "../env.ts";
 import { ApiError } from "../problem.ts";
 
-const paymentEvent = z.strictObject({
+export const paymentEvent = z.strictObject({
   eventId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
   orderId: z.string().regex(requestIdPattern),
   status: z.enum(["SUCCEEDED", "FAILED"]),
   amountCents: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
   currency: z.string().regex(/^[A-Z]{3}$/),
 });
+
+const outcome = z.enum([
+  "PAID",
+  "FAILED_RECORDED",
+  "REFUND_REQUIRED",
+  "ALREADY_PAID",
+  "AMOUNT_MISMATCH",
+  "UNKNOWN_ORDER",
+]);
+
+export const paymentResultSchema = z.union([
+  z.strictObject({
+    eventId: z.string(),
+    status: z.literal("processed"),
+    outcome,
+    orderState: z.enum(["PENDING", "PAID", "CLOSED"]),
+  }),
+  z
+    .strictObject({ eventId: z.string(), status: z.literal("already_processed"), outcome })
+    .describe("The event was seen before: its first outcome, nothing applied again"),
+]);
 
 /** A payment event is a few hundred bytes; nothing bigger is read. */
 const maxCallbackBytes = 4 * 1024;
@@ -34,9 +55,13 @@ export function paymentRoutes(deps: { payments: PaymentService; secret: string }
       case "unknown_order":
         throw new ApiError("NOT_FOUND", "no such order");
       case "duplicate":
-        return c.json({ eventId: event.eventId, status: "already_processed", outcome: result.outcome });
+        return c.json<z.output<typeof paymentResultSchema>>({
+          eventId: event.eventId,
+          status: "already_processed",
+          outcome: result.outcome,
+        });
       case "processed":
-        return c.json({
+        return c.json<z.output<typeof paymentResultSchema>>({
           eventId: event.eventId,
           status: "processed",
           outcome: result.outcome,

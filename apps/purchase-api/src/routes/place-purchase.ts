@@ -12,7 +12,7 @@ import { traceIdOf } from "../trace.ts";
 
 export const route = "/v1/purchases";
 const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
-const purchaseBody = z.strictObject({ activityId: id, skuId: id });
+export const purchaseBody = z.strictObject({ activityId: id, skuId: id });
 
 function memo<K, V>(make: (key: K) => V): (key: K) => V {
   const made = new Map<K, V>();

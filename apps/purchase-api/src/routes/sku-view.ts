@@ -1,9 +1,21 @@
 import { type FlashgateRedis, publicState, readCachedSku } from "@flashgate/cache";
 import type { PurchaseService } from "@flashgate/sale";
 import { Hono } from "hono";
+import { z } from "zod";
 import { pathId } from "../body.ts";
 import type { AppEnv } from "../env.ts";
 import { ApiError } from "../problem.ts";
+
+export const skuViewSchema = z.strictObject({
+  state: z.enum(["NOT_STARTED", "OPEN", "SOLD_OUT", "ENDED"]),
+  available: z
+    .number()
+    .int()
+    .nonnegative()
+    .describe("Units left, less those reserved by purchases in flight"),
+  priceCents: z.number().int().nonnegative(),
+  currency: z.string().regex(/^[A-Z]{3}$/),
+});
 
 /** Public product-page view, served from the cache only. */
 export function skuViewRoutes(deps: { redis: FlashgateRedis; purchases: PurchaseService }) {
@@ -22,7 +34,7 @@ export function skuViewRoutes(deps: { redis: FlashgateRedis; purchases: Purchase
       throw new ApiError("UNAVAILABLE", "this SKU's cache is being rebuilt", 1);
     }
     c.header("cache-control", "public, max-age=1");
-    return c.json({
+    return c.json<z.output<typeof skuViewSchema>>({
       state: publicState(sku),
       available: Math.max(0, sku.available - sku.liveReservations),
       priceCents: sku.priceCents,

@@ -1,0 +1,27 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Hono } from "hono";
+import type { AppEnv } from "../env.ts";
+import { openApiDocument } from "../openapi.ts";
+
+// The reference page is served from the swagger-ui-dist package itself: no CDN, nothing fetched elsewhere.
+const asset = (file: string) => readFileSync(fileURLToPath(import.meta.resolve(`swagger-ui-dist/${file}`)));
+
+const page = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>flashgate API</title><link rel="stylesheet" href="/docs/swagger-ui.css"></head>
+<body><div id="ui"></div><script src="/docs/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#ui" });</script></body>
+</html>`;
+
+/** GET /openapi.json (the document, built from the routes' own schemas) and /docs (its reference page). */
+export function docsRoutes() {
+  const document = openApiDocument();
+  const bundle = asset("swagger-ui-bundle.js");
+  const css = asset("swagger-ui.css");
+  return new Hono<AppEnv>()
+    .get("/openapi.json", (c) => c.json(document))
+    .get("/docs", (c) => c.html(page))
+    .get("/docs/swagger-ui-bundle.js", (c) => c.body(bundle, 200, { "content-type": "text/javascript" }))
+    .get("/docs/swagger-ui.css", (c) => c.body(css, 200, { "content-type": "text/css" }));
+}

@@ -1,0 +1,160 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { paths } from "./api.gen.ts";
+
+type Json<
+  Path extends keyof paths,
+  Method extends keyof paths[Path],
+  Status extends number,
+> = paths[Path][Method] extends {
+  responses: Record<Status, { content: { "application/json": infer Body } }>;
+}
+  ? Body
+  : never;
+
+type RequestBody<Path extends keyof paths, Method extends keyof paths[Path]> = paths[Path][Method] extends {
+  requestBody: { content: { "application/json": infer Body } };
+}
+  ? Body
+  : never;
+
+export type Order = Json<"/v1/purchases", "post", 201>;
+export type SkuView = Json<"/v1/activities/{activityId}/skus/{skuId}", "get", 200>;
+export type Activity = RequestBody<"/admin/v1/activities/{activityId}", "put">;
+export type Sku = RequestBody<"/admin/v1/activities/{activityId}/skus/{skuId}", "put">;
+export type SavedActivity = Json<"/admin/v1/activities/{activityId}", "put", 200>;
+export type SavedSku = Json<"/admin/v1/activities/{activityId}/skus/{skuId}", "put", 200>;
+export type Restocked = Json<"/admin/v1/activities/{activityId}/skus/{skuId}/restock", "post", 200>;
+export type AdminSkuView = Json<"/admin/v1/activities/{activityId}/skus/{skuId}", "get", 200>;
+
+/** An RFC 9457 problem the API answered, typed by its code (SOLD_OUT, ALREADY_PURCHASED, …). */
+export class ApiProblem extends Error {
+  override name = "ApiProblem";
+  readonly status: number;
+  readonly code: string;
+  readonly traceId: string | undefined;
+  readonly retryAfterS: number | undefined;
+  constructor(
+    status: number,
+    body: { code?: string; detail?: string; traceId?: string },
+    retryAfterS?: number,
+  ) {
+    super(`${status} ${body.code ?? "UNKNOWN"}: ${body.detail ?? ""}`);
+    this.status = status;
+    this.code = body.code ?? "UNKNOWN";
+    this.traceId = body.traceId;
+    this.retryAfterS = retryAfterS;
+  }
+}
+
+export interface ClientOptions {
+  baseUrl: string;
+  /** A bearer token, or a function that gives the current one (a user's for purchases, an admin's for admin calls). */
+  token?: string | (() => string);
+  /** Attempts of a retried call (503 and network errors), at least 1. */
+  attempts?: number;
+  /** The first backoff; each retry doubles it up to maxDelayMs, and a longer Retry-After wins. */
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** Per attempt. */
+  timeoutMs?: number;
+}
+
+const keyAlphabet = /[^A-Za-z0-9_-]/g;
+
+/** A fresh Idempotency-Key (8–64 characters of base64url's alphabet). */
+export const newIdempotencyKey = () => randomUUID().replace(keyAlphabet, "");
+
+/**
+ * A typed client of the purchase API. A purchase gets one Idempotency-Key, reused on every retry:
+ * a 503 or a network error is retried with backoff (honouring Retry-After) and the key makes the retry
+ * safe — it gets the order the first attempt placed, if it placed one. Every other failure is an
+ * ApiProblem carrying the API's code. Reads and PUTs are retried alike; restocks and closures are not
+ * (a retry of one that took effect would apply it twice, or fail).
+ */
+export function createClient(options: ClientOptions) {
+  const attempts = Math.max(1, options.attempts ?? 5);
+  const baseDelayMs = options.baseDelayMs ?? 100;
+  const maxDelayMs = options.maxDelayMs ?? 2000;
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const token = () => (typeof options.token === "function" ? options.token() : options.token);
+
+  async function call<T>(
+    method: string,
+    path: string,
+    init: { body?: unknown; headers?: Record<string, string>; retry: boolean },
+  ): Promise<{ status: number; body: T }> {
+    const bearer = token();
+    for (let attempt = 1; ; attempt++) {
+      const backoff = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
+      const last = !init.retry || attempt >= attempts;
+      let response: Response;
+      try {
+        response = await fetch(new URL(path, options.baseUrl), {
+          method,
+          headers: {
+            ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
+            ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+            ...init.headers,
+          },
+          body: init.body === undefined ? undefined : JSON.stringify(init.body),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch (error) {
+        if (last) throw error;
+        await sleep(backoff);
+        continue;
+      }
+      const retryAfter = response.headers.get("retry-after");
+      const retryAfterS = retryAfter === null ? undefined : Number(retryAfter);
+      if (response.ok) return { status: response.status, body: (await response.json()) as T };
+      const problemBody = (await response.json().catch(() => ({}))) as ConstructorParameters<
+        typeof ApiProblem
+      >[1];
+      const problem = new ApiProblem(response.status, problemBody, retryAfterS);
+      if (response.status !== 503 || last) throw problem;
+      await sleep(Math.max(backoff, (retryAfterS ?? 0) * 1000));
+    }
+  }
+
+  const sku = (activityId: number, skuId: number) => `/activities/${activityId}/skus/${skuId}`;
+  return {
+    /** Buys one unit. `created` is false when the key had already placed this order (a retry). */
+    async purchase(
+      item: { activityId: number; skuId: number },
+      idempotencyKey = newIdempotencyKey(),
+    ): Promise<{ order: Order; created: boolean; idempotencyKey: string }> {
+      const { status, body } = await call<Order>("POST", "/v1/purchases", {
+        body: item,
+        headers: { "idempotency-key": idempotencyKey },
+        retry: true,
+      });
+      return { order: body, created: status === 201, idempotencyKey };
+    },
+    /** The caller's purchase under a key. */
+    purchaseOf: async (idempotencyKey: string) =>
+      (await call<Order>("GET", `/v1/purchases/${idempotencyKey}`, { retry: true })).body,
+    skuView: async (activityId: number, skuId: number) =>
+      (await call<SkuView>("GET", `/v1${sku(activityId, skuId)}`, { retry: true })).body,
+    admin: {
+      saveActivity: async (id: number, activity: Activity) =>
+        (await call<SavedActivity>("PUT", `/admin/v1/activities/${id}`, { body: activity, retry: true }))
+          .body,
+      saveSku: async (activityId: number, skuId: number, item: Sku) =>
+        (await call<SavedSku>("PUT", `/admin/v1${sku(activityId, skuId)}`, { body: item, retry: true })).body,
+      restock: async (activityId: number, skuId: number, delta: number, reason: string) =>
+        (
+          await call<Restocked>("POST", `/admin/v1${sku(activityId, skuId)}/restock`, {
+            body: { delta, reason },
+            retry: false,
+          })
+        ).body,
+      skuView: async (activityId: number, skuId: number) =>
+        (await call<AdminSkuView>("GET", `/admin/v1${sku(activityId, skuId)}`, { retry: true })).body,
+      closeOrder: async (orderId: string) =>
+        (await call<Order>("POST", `/admin/v1/orders/${orderId}/close`, { retry: false })).body,
+    },
+  };
+}
+
+export type FlashgateClient = ReturnType<typeof createClient>;

@@ -1,0 +1,15 @@
+export {
+  type Activity,
+  type AdminSkuView,
+  ApiProblem,
+  type ClientOptions,
+  createClient,
+  type FlashgateClient,
+  newIdempotencyKey,
+  type Order,
+  type Restocked,
+  type SavedActivity,
+  type SavedSku,
+  type Sku,
+  type SkuView,
+} from "./client.ts";
