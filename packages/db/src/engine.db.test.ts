@@ -224,6 +224,7 @@ describe(`the database as flashgate needs it (${engine})`, () => {
       const lockWait = await failureOf(b.query("UPDATE activity SET name = 'b' WHERE id = ?", [rows[0]]));
       expect((lockWait as { errno?: number }).errno).toBe(serverErrors.lockWaitTimeout);
       expect(isDatabaseUnavailable(lockWait)).toBe(true);
+      expect(isDuplicateKey(lockWait)).toBe(false);
 
       await b.query("SET SESSION innodb_lock_wait_timeout = 20");
       await b.query("START TRANSACTION");

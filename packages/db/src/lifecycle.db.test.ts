@@ -81,6 +81,20 @@ describe("an order's life after the purchase, on the database alone", () => {
       }),
     );
     expect(unknown).toEqual({ kind: "recorded", outcome: "UNKNOWN_ORDER", order: undefined });
+
+    // Any other failure is not a replay: it surfaces, and nothing is recorded.
+    const tooLong = `e4-${"x".repeat(70)}`;
+    await expect(
+      recordPayment(pool, event({ eventId: tooLong }), () => ({
+        outcome: "PAID",
+        pays: true,
+        needsRefund: false,
+      })),
+    ).rejects.toMatchObject({ errno: 1406 });
+    const [none] = await pool.query<RowDataPacket[]>(
+      "SELECT COUNT(*) AS n FROM payment_event WHERE event_id LIKE 'e4-%'",
+    );
+    expect(Number(none[0].n)).toBe(0);
   });
 
   it("closes every expired PENDING order and counts them; paid and unexpired ones stay", async () => {

@@ -77,6 +77,41 @@ describe("the purchase decision in SQL, on the database alone", () => {
     expect(await buy(2)).toEqual({ kind: "sold_out" });
   });
 
+  it("tells a sold-out SKU's buyer retrying with a new key that they hold an order, not that it is sold out", async () => {
+    const { buy } = await sale(1);
+    expect((await buy(1, "first")).kind).toBe("created");
+    expect(await buy(1, "second")).toEqual({ kind: "already_purchased" });
+    expect(await buy(2)).toEqual({ kind: "sold_out" });
+  });
+
+  it("refuses a key reused for another SKU of the same activity, and a batch across SKUs", async () => {
+    const { ids, buy } = await sale(5);
+    await buy(1, "key-a");
+    const sibling = { activityId: ids.activityId, skuId: ids.skuId + 1 };
+    await createSale(pool, { ...sibling, units: 5 });
+    expect(
+      await placeOrder(pool, { ...sibling, userId: "1", requestId: `k-${ids.activityId}-key-a` }),
+    ).toEqual({
+      kind: "key_reused",
+    });
+    await expect(
+      placeOrders(pool, [
+        { ...ids, userId: "2", requestId: `k-${ids.activityId}-b1` },
+        { ...sibling, userId: "3", requestId: `k-${ids.activityId}-b2` },
+      ]),
+    ).rejects.toThrow("a batch holds buyers of one SKU");
+  });
+
+  it("lets an error that is not a duplicate key surface, with nothing committed", async () => {
+    const { ids } = await sale(5);
+    await expect(
+      placeOrder(pool, { ...ids, userId: "not-a-user-id", requestId: `k-${ids.activityId}-bad` }),
+    ).rejects.toMatchObject({
+      errno: expect.any(Number),
+    });
+    expect((await skuInDatabase(pool, ids.activityId, ids.skuId)).available).toBe(5);
+  });
+
   it("refuses outside the window and for an unknown SKU, and leaves the stock alone", async () => {
     const early = await sale(3, { startsAt: new Date(Date.now() + 60_000) });
     expect(await early.buy(1)).toEqual({ kind: "not_open" });

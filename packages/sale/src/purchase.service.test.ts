@@ -7,15 +7,18 @@ import {
   withScripts,
   writeSkuLoad,
 } from "@flashgate/cache";
-import { createPool } from "@flashgate/db";
+import { closeOrder, createPool } from "@flashgate/db";
+import { adminConnection } from "@flashgate/stack";
 import {
   createSale,
   eventually,
   fastDatabaseUrl,
   fastRedisUrl,
+  fastTierContext,
   freshIds,
   openSkuLoad,
   skuInDatabase,
+  startTcpProxy,
 } from "@flashgate/testkit";
 import { Redis } from "ioredis";
 import type { Pool } from "mysql2/promise";
@@ -110,6 +113,12 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
         await redis.hdel(keys.reservationRequests, String(user));
       },
     };
+  }
+
+  /** User 1 buys with their default key, and CDC applies it: Redis then knows the buyer. */
+  async function purchases0(s: Awaited<ReturnType<typeof sale>>) {
+    await service().purchases.purchase(s.request(1));
+    await s.applyOrder(1);
   }
 
   const orderOf = (result: PurchaseResult) => (result as Extract<PurchaseResult, { kind: "CREATED" }>).order;
@@ -269,6 +278,119 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
       detail: "the sale has ended",
     });
     expect(await redis.sismember(rebuildQueueKey, skuRef(ended.ids.activityId, ended.ids.skuId))).toBe(0);
+  });
+
+  it("answers what MySQL decides when Redis still believes otherwise: not open, no such SKU", async () => {
+    const { purchases } = service();
+    const closing = await sale(5);
+    await pool.query("UPDATE activity SET ends_at = NOW(3) - INTERVAL 1 SECOND WHERE id = ?", [
+      closing.ids.activityId,
+    ]);
+    expect(await purchases.purchase(closing.request(1))).toEqual({
+      kind: "ACTIVITY_NOT_OPEN",
+      detail: "the sale is not open",
+    });
+    expect(await closing.reservations()).toBe(0);
+    const gone = await sale(5);
+    await pool.query("DELETE FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [
+      gone.ids.activityId,
+      gone.ids.skuId,
+    ]);
+    expect(await purchases.purchase(gone.request(1))).toEqual({ kind: "NOT_FOUND" });
+    expect(await gone.reservations()).toBe(0);
+  });
+
+  it("a retry that inherits the reservation of an order since closed gives it back; its own count stays", async () => {
+    const { purchases, seen } = service();
+    const s = await sale(5);
+    const created = await purchases.purchase(s.request(1));
+    expect((await closeOrder(pool, orderOf(created).orderId)).kind).toBe("closed");
+    // CDC has applied neither the order nor its closing: the reservation is still the buyer's.
+    const retry = await purchases.purchase(s.request(1));
+    expect(retry).toMatchObject({ kind: "REPLAYED", order: { state: "CLOSED" } });
+    expect(await s.reservations()).toBe(0);
+    // The reservation was counted by the first attempt, which kept it; the retry did not count one.
+    expect(seen.reservations).toBe(1);
+  });
+
+  it("a key that may hold an order is read through the overload guard: 503 when it is full or MySQL is down", async () => {
+    const s = await sale(5);
+    await purchases0(s);
+    const full = service({ guard: createOverloadGuard({ maxInFlight: 0, maxQueue: 0, maxWaitMs: 1 }) });
+    expect(await full.purchases.purchase(s.request(1, `svc-${s.ids.activityId}-x`))).toEqual({
+      kind: "UNAVAILABLE",
+      detail: "too many purchases in flight",
+      retryAfterS: 1,
+    });
+    expect(full.seen.overloaded).toBe(1);
+    const deadPool = createPool("mysql://nobody:nothing@127.0.0.1:1/flashgate", { connectionLimit: 1 });
+    try {
+      const down = service({ pool: deadPool, readPool: deadPool });
+      expect(await down.purchases.purchase(s.request(1, `svc-${s.ids.activityId}-y`))).toEqual({
+        kind: "UNAVAILABLE",
+        detail: "the database is unavailable",
+        retryAfterS: 2,
+      });
+      const missing = freshIds();
+      expect(
+        await down.purchases.purchase({ ...missing, userId: "1", requestId: `svc-${missing.activityId}-1` }),
+      ).toEqual({
+        kind: "UNAVAILABLE",
+        detail: "the database is unavailable",
+        retryAfterS: 2,
+      });
+      expect(down.seen.failures).toEqual(["database replay", "database sku-window"]);
+    } finally {
+      await deadPool.end();
+    }
+  });
+
+  it("a decision whose connection is lost mid-flight is an unknown outcome: 503, and the reservation kept", async () => {
+    const s = await sale(5);
+    const proxy = await startTcpProxy(Number(new URL(fastDatabaseUrl()).port));
+    const viaProxy = new URL(fastDatabaseUrl());
+    viaProxy.port = String(proxy.port);
+    const proxied = createPool(viaProxy.toString(), { connectionLimit: 2, multipleStatements: true });
+    const blocker = await pool.getConnection();
+    try {
+      // Another transaction holds the stock row: the decision waits on it until the network goes.
+      await blocker.query("START TRANSACTION");
+      await blocker.query("SELECT * FROM sale_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE", [
+        s.ids.activityId,
+        s.ids.skuId,
+      ]);
+      const { purchases, seen } = service({ pool: proxied });
+      const answer = purchases.purchase(s.request(1));
+      // Lock waits are visible to an account with PROCESS only: the administrator's.
+      const admin = await adminConnection(fastTierContext());
+      try {
+        await eventually(async () => {
+          const [waiting] = await admin.query(
+            "SELECT COUNT(*) AS n FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'",
+          );
+          expect(Number((waiting as { n: number }[])[0].n)).toBeGreaterThan(0);
+        });
+      } finally {
+        await admin.end();
+      }
+      await proxy.cut();
+      expect(await answer).toEqual({
+        kind: "UNAVAILABLE",
+        detail: "the outcome is unknown; retry with the same Idempotency-Key",
+        retryAfterS: 1,
+      });
+      expect(await s.reservations()).toBe(1);
+      expect(seen).toMatchObject({
+        transactions: ["unknown"],
+        reservations: 1,
+        failures: ["database decide"],
+      });
+    } finally {
+      await blocker.query("ROLLBACK");
+      blocker.release();
+      await proxied.end().catch(() => {});
+      await proxy.close();
+    }
   });
 
   it("fails closed: Redis down or the database down is a fast 503, and no reservation outlives a definite refusal", async () => {
