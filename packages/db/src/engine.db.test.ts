@@ -101,6 +101,35 @@ describe(`the database as flashgate needs it (${engine})`, () => {
     await admin.query(`USE ${databaseName}`);
   });
 
+  it("migrates a new database from nothing: every migration once, in order, and the app's grants on its tables", async () => {
+    const ctx = fastTierContext();
+    const scratch = `flashgate_new_${Date.now()}`;
+    const applied: number[] = [];
+    try {
+      const result = await migrate(admin, {
+        database: scratch,
+        appUser: { name: "flashgate", password: ctx.secrets.appDbPassword },
+        debeziumUser: { name: "debezium", password: ctx.secrets.debeziumDbPassword },
+        onApplied: (migration) => applied.push(migration.version),
+      });
+      expect(result).toEqual({ applied: [1, 2, 3] });
+      expect(applied).toEqual([1, 2, 3]);
+      const [recorded] = await admin.query<RowDataPacket[]>(
+        `SELECT version FROM ${scratch}.schema_migrations ORDER BY version`,
+      );
+      expect(recorded.map((row) => row.version)).toEqual([1, 2, 3]);
+      const [orderColumns] = await admin.query<RowDataPacket[]>(
+        "SELECT column_name AS name FROM information_schema.columns WHERE table_schema = ? AND table_name = 'sale_order' ORDER BY ordinal_position LIMIT 2",
+        [scratch],
+      );
+      expect(orderColumns.map((row) => row.name)).toEqual(["order_id", "request_id"]);
+      await app.query(`SELECT COUNT(*) FROM ${scratch}.sale_order`);
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${scratch}`);
+      await admin.query(`USE ${databaseName}`);
+    }
+  });
+
   it("scopes keys to users on an old schema: its orders keep their keys as ids, and a second run changes nothing", async () => {
     const scratch = `flashgate_upgrade_${Date.now()}`;
     const [before, upgrade] = [readMigrations().filter(({ version }) => version < 3), readMigrations()[2]];

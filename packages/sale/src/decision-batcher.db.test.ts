@@ -1,9 +1,18 @@
 import { createPool, placeOrder } from "@flashgate/db";
-import { createSale, fastDatabaseUrl, freshIds, skuInDatabase, sold } from "@flashgate/testkit";
+import { adminConnection } from "@flashgate/stack";
+import {
+  createSale,
+  eventually,
+  fastDatabaseUrl,
+  fastTierContext,
+  freshIds,
+  skuInDatabase,
+  sold,
+} from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDecisionBatcher } from "./decision-batcher.ts";
-import { createOverloadGuard } from "./overload-guard.ts";
+import { createOverloadGuard, OverloadedError } from "./overload-guard.ts";
 import type { TransactionOutcome } from "./purchase.ts";
 
 describe("decision batcher (group commit on the hot row, real database)", () => {
@@ -98,5 +107,68 @@ describe("decision batcher (group commit on the hot row, real database)", () => 
     expect(transactions).toEqual(["committed", "committed"]);
     // A full batch does not wait out the gathering window.
     expect(performance.now() - started).toBeLessThan(1_500);
+  });
+
+  it("decides buyers of different SKUs in batches of their own SKU, at the same time", async () => {
+    const [a, b] = [freshIds(), freshIds()];
+    for (const sale of [a, b]) await createSale(pool, { ...sale, units: 5 });
+    const { decisions, transactions } = batcher(10);
+    const results = await Promise.all(
+      [1, 2, 3].flatMap((user) => [decisions.decide(buyer(a, user)), decisions.decide(buyer(b, user))]),
+    );
+    expect(results.map((decision) => decision.kind)).toEqual(Array(6).fill("created"));
+    expect(transactions.every((outcome) => outcome === "committed")).toBe(true);
+  });
+
+  it("after a batch, a lone buyer goes once the gathering window has passed", async () => {
+    const sale = freshIds();
+    await createSale(pool, { ...sale, units: 5 });
+    const { decisions, transactions } = batcher(10, 50);
+    expect((await decisions.decide(buyer(sale, 1))).kind).toBe("created");
+    expect((await decisions.decide(buyer(sale, 2))).kind).toBe("created");
+    expect(transactions).toEqual(["committed", "committed"]);
+  });
+
+  it("buyers who waited longer than maxWaitMs behind a held row are answered overloaded, without a transaction", async () => {
+    const sale = freshIds();
+    await createSale(pool, { ...sale, units: 5 });
+    const transactions: TransactionOutcome[] = [];
+    const decisions = createDecisionBatcher({
+      pool,
+      guard: createOverloadGuard({ maxInFlight: 8, maxQueue: 256, maxWaitMs: 2000 }),
+      maxBatch: 10,
+      maxWaitMs: 1,
+      gatherMs: 0,
+      onTransaction: (outcome) => transactions.push(outcome),
+    });
+    const blocker = await pool.getConnection();
+    await blocker.query("START TRANSACTION");
+    await blocker.query("SELECT * FROM sale_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE", [
+      sale.activityId,
+      sale.skuId,
+    ]);
+    const first = decisions.decide(buyer(sale, 1));
+    const queued = [2, 3].map((user) => decisions.decide(buyer(sale, user)).catch((error: unknown) => error));
+    // The first buyer's transaction waits on the row; the others wait behind it, longer than 1 ms.
+    const admin = await adminConnection(fastTierContext());
+    try {
+      await eventually(async () => {
+        const [waiting] = await admin.query(
+          "SELECT COUNT(*) AS n FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'",
+        );
+        expect(Number((waiting as { n: number }[])[0].n)).toBeGreaterThan(0);
+      });
+    } finally {
+      await admin.end();
+      await blocker.query("ROLLBACK");
+      blocker.release();
+    }
+    expect((await first).kind).toBe("created");
+    for (const refused of await Promise.all(queued)) {
+      expect(refused).toBeInstanceOf(OverloadedError);
+      expect((refused as Error).message).toBe("waited too long for a database slot");
+    }
+    expect(transactions).toEqual(["committed"]);
+    expect(sold(await skuInDatabase(pool, sale.activityId, sale.skuId))).toBe(1);
   });
 });

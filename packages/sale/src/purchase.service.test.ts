@@ -421,6 +421,7 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
       expect(await s.reservations()).toBe(0);
       expect(noDatabase.seen.reservations).toBe(0);
       expect(noDatabase.seen.failures).toEqual(["database decide"]);
+      expect(noDatabase.seen.transactions).toEqual(["failed"]);
     } finally {
       await deadPool.end();
     }
@@ -433,6 +434,6 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
       retryAfterS: 1,
     });
     expect(await s.reservations()).toBe(0);
-    expect(full.seen).toMatchObject({ overloaded: 1, failures: [] });
+    expect(full.seen).toMatchObject({ overloaded: 1, failures: [], transactions: [] });
   });
 });
