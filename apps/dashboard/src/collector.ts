@@ -18,10 +18,19 @@ interface SeriesPoint {
   admissionsPerS: Record<string, number>;
 }
 
+/** One SKU's units as MySQL and Redis held them at one sample. */
+interface SkuPoint {
+  at: number;
+  database: number | null;
+  cache: number | null;
+}
+
 export interface DashboardSnapshot {
   at: number;
   skus: DriftCheck["skus"];
   series: SeriesPoint[];
+  /** Per SKU ("activity:sku"), the last samples of available units in MySQL and in Redis. */
+  skuHistory: Record<string, SkuPoint[]>;
   connectors: ConnectorStatus[] | { error: string };
   deadLetters: number | null;
   incidents: Record<string, unknown>[];
@@ -50,6 +59,21 @@ export function createCollector(deps: {
 }) {
   const connect = connectClient(deps.connectUrl);
   const series: SeriesPoint[] = [];
+  const skuHistory = new Map<string, SkuPoint[]>();
+
+  /** Appends each SKU's sample; a SKU no longer listed is dropped. */
+  function recordSkus(at: number, skus: DriftCheck["skus"]) {
+    const listed = new Set<string>();
+    for (const sku of skus) {
+      const key = `${sku.activityId}:${sku.skuId}`;
+      listed.add(key);
+      const points = skuHistory.get(key) ?? [];
+      points.push({ at, database: sku.database?.available ?? null, cache: sku.cache?.available ?? null });
+      if (points.length > (deps.points ?? 150)) points.shift();
+      skuHistory.set(key, points);
+    }
+    for (const key of skuHistory.keys()) if (!listed.has(key)) skuHistory.delete(key);
+  }
   let previous: { at: number; maintainer?: Sample[]; api?: Sample[] } | undefined;
 
   async function sampleSeries(): Promise<{ deadLetters: number | null }> {
@@ -102,10 +126,13 @@ export function createCollector(deps: {
         connectors(),
         driftIncidents(deps.redis, 30),
       ]);
+      const at = Date.now();
+      recordSkus(at, check.skus);
       return {
-        at: Date.now(),
+        at,
         skus: check.skus,
         series: [...series],
+        skuHistory: Object.fromEntries([...skuHistory].map(([key, points]) => [key, [...points]])),
         connectors: connectorStates,
         deadLetters,
         incidents,

@@ -93,11 +93,27 @@ describe("dashboard in a real browser", () => {
       { timeoutMs: 30_000, intervalMs: 250 },
     );
 
+    // The verdict explains itself on hover; the SKU's history is drawn; the charts have a time axis.
+    expect(await row.locator(".verdict").getAttribute("title")).toMatch(
+      /^Redis equals MySQL \(available 15, buyers /,
+    );
+    expect(Number(await row.locator("canvas.history").getAttribute("data-points"))).toBeGreaterThan(0);
+    await eventually(async () =>
+      expect(await page.locator('[data-axis="lag"] span').allTextContents()).toEqual([
+        expect.stringMatching(/\d\d:\d\d:\d\d/),
+        expect.stringMatching(/\d\d:\d\d:\d\d/),
+        expect.stringMatching(/\d\d:\d\d:\d\d/),
+      ]),
+    );
+
     await c.redis.hset(skuKeys(sale.activityId, sale.skuId).sku, "available", "777");
     await eventually(async () => expect(await row.locator(".verdict").textContent()).toBe("drift"), {
       timeoutMs: 30_000,
       intervalMs: 250,
     });
+    expect(await row.locator(".verdict").getAttribute("title")).toMatch(
+      /available 15 in MySQL, 777 in Redis/,
+    );
     mkdirSync(artifacts, { recursive: true });
     await page.screenshot({ path: join(artifacts, "dashboard-drift.png"), fullPage: true });
 
