@@ -115,8 +115,8 @@ describe("the applier, on Redis alone", () => {
       stock(sku, 900, 50), // older than the load: skipped
       stock(sku, 2000, 9),
       order(sku, 2000, 5),
-      beat(2500),
-      beat(2600),
+      beat(2500, { beat_at: Date.now() - 50 }),
+      beat(2600, { beat_at: Date.now() - 50 }),
     ]);
     expect(dead).toEqual([]);
     expect(heartbeat).toBe(at(2600));
@@ -128,7 +128,7 @@ describe("the applier, on Redis alone", () => {
     // Every sale change carried its commit time, the skipped one too: three lag samples.
     expect(lag.find((v) => v.labels.source === "row")?.value).toBe(3);
     expect(lag.find((v) => v.labels.source === "heartbeat")?.value).toBe(2);
-    // In seconds, a few milliseconds each: commits 5 ms before, heartbeats stamped now.
+    // In seconds, a few milliseconds each: commits 5 ms before, heartbeats 50 ms before.
     const sums = values.filter((v) => v.metricName === "flashgate_cdc_lag_seconds_sum");
     for (const source of ["row", "heartbeat"]) {
       const sum = sums.find((v) => v.labels.source === source)?.value ?? -1;
@@ -136,6 +136,7 @@ describe("the applier, on Redis alone", () => {
       expect(sum, source).toBeLessThan(5);
     }
     expect(sums.find((v) => v.labels.source === "row")?.value).toBeGreaterThan(0.004);
+    expect(sums.find((v) => v.labels.source === "heartbeat")?.value).toBeGreaterThan(0.09);
     const appliedAt = (await metrics.lastAppliedAt.get()).values[0].value;
     expect(Math.abs(appliedAt - Date.now() / 1000)).toBeLessThan(60);
   });

@@ -7,14 +7,18 @@ import { createWatermark, type SaleOffsets } from "./watermark.ts";
 
 /** The group's offsets as a test sets them: Kafka's end offsets and the group's commits, per partition. */
 function offsets(ends: bigint[], committed: bigint[]) {
-  const state = { ends, committed, endReads: 0, failEnds: false };
+  const state = { ends, committed, endReads: 0, commitReads: 0, failEnds: false, failCommits: false };
   const source: SaleOffsets = {
     saleEndOffsets: async () => {
       state.endReads += 1;
       if (state.failEnds) throw new Error("Kafka unreachable");
       return [...state.ends];
     },
-    saleCommittedOffsets: async () => [...state.committed],
+    saleCommittedOffsets: async () => {
+      state.commitReads += 1;
+      if (state.failCommits) throw new Error("coordinator gone");
+      return [...state.committed];
+    },
   };
   return { state, source };
 }
@@ -75,6 +79,45 @@ describe("the applied watermark, fenced by the group's committed offsets, on Red
 
     state.failEnds = false;
     await watermark.heartbeatApplied("binlog.000001:000000200");
+    await advancesTo(watermark, "binlog.000001:000000200");
+  });
+
+  it("asks Kafka at most every 200 ms and one check at a time; settled() waits for the check", async () => {
+    const { state, source } = offsets([1n], [1n]);
+    const watermark = createWatermark(source, redis, logger);
+    await watermark.heartbeatApplied("binlog.000001:000000100");
+    for (let i = 0; i < 5; i++) watermark.advance();
+    await watermark.settled();
+    expect(await redis.get(appliedWatermarkKey)).toBe("binlog.000001:000000100");
+    expect(state.commitReads).toBe(1);
+    // The next fence right away: its first check waits out the 200 ms since the last one.
+    await watermark.heartbeatApplied("binlog.000001:000000200");
+    watermark.advance();
+    await watermark.settled();
+    expect(state.commitReads).toBe(1);
+    await advancesTo(watermark, "binlog.000001:000000200");
+    expect(state.commitReads).toBe(2);
+  });
+
+  it("logs a failure to read either offsets, and keeps going", async () => {
+    const warnings: string[] = [];
+    const recording = {
+      warn: (_: unknown, message: string) => warnings.push(message),
+    } as unknown as typeof logger;
+    const { state, source } = offsets([1n], [1n]);
+    const watermark = createWatermark(source, redis, recording);
+    state.failEnds = true;
+    await watermark.heartbeatApplied("binlog.000001:000000100");
+    state.failEnds = false;
+    state.failCommits = true;
+    await watermark.heartbeatApplied("binlog.000001:000000200");
+    watermark.advance();
+    await watermark.settled();
+    expect(warnings).toEqual([
+      "reading the sale topic's end offsets failed",
+      "advancing the applied watermark failed",
+    ]);
+    state.failCommits = false;
     await advancesTo(watermark, "binlog.000001:000000200");
   });
 });
