@@ -16,11 +16,10 @@ try {
   await page.goto(dashboardUrl);
   const demo = spawn(
     process.execPath,
-    [join(repoRoot, "apps", "cli", "bin", "flashgate.js"), "demo", "--buyers", "3000", "--concurrency", "40"],
-    {
-      stdio: ["ignore", "inherit", "pipe"],
-    },
+    [join(repoRoot, "apps", "cli", "bin", "flashgate.js"), "demo", "--buyers", "8000", "--concurrency", "40"],
+    { stdio: ["ignore", "inherit", "pipe"] },
   );
+  const exited = new Promise((resolve) => demo.once("exit", resolve));
   let progress = "";
   demo.stderr.on("data", (chunk) => {
     progress += chunk;
@@ -29,11 +28,11 @@ try {
   // Mid-sale: once the raw-SQL restock and the closure have happened, and a few samples later.
   while (!progress.includes("mid-sale")) await new Promise((resolve) => setTimeout(resolve, 200));
   await page.locator("#skus tbody tr").first().waitFor();
-  await new Promise((resolve) => setTimeout(resolve, 4000));
+  await new Promise((resolve) => setTimeout(resolve, 2500));
   const file = join(repoRoot, "docs", "dashboard.png");
   await page.screenshot({ path: file, fullPage: true });
   process.stderr.write(`\nwrote ${file}\n`);
-  await new Promise((resolve) => demo.once("exit", resolve));
+  await exited;
 } finally {
   await browser.close();
 }

@@ -1,4 +1,5 @@
 import { writeSkuLoad } from "@flashgate/cache";
+import { binlogPosition } from "@flashgate/cdc";
 import {
   type AppProcess,
   createSale,
@@ -46,10 +47,12 @@ describe("two API instances against one sale", () => {
   });
 
   it("count a user's requests to either instance against one rate limit", async () => {
-    // Redis believes in units MySQL does not have: every request is counted, then refused by MySQL.
+    // Redis believes in units MySQL does not have (loaded at a position past anything CDC will bring):
+    // every request is counted, then refused by MySQL.
     const sale = freshIds();
     await createSale(a.pool, { ...sale, units: 0 });
-    await writeSkuLoad(a.redis, sale.activityId, sale.skuId, openSkuLoad({ available: 5 }));
+    const ahead = binlogPosition("binlog.999999", 1, 0);
+    await writeSkuLoad(a.redis, sale.activityId, sale.skuId, openSkuLoad({ available: 5, position: ahead }));
     const codes = [];
     for (const api of [a, b, a, b]) codes.push((await api.purchase(6_000_001, sale)).body.code);
     expect(codes).toEqual(["SOLD_OUT", "SOLD_OUT", "SOLD_OUT", "RATE_LIMITED"]);
