@@ -278,7 +278,7 @@ function floodSection(results: Results): string[] {
   const lines = [
     `## Purchases beside a flood of SKU views (${results.flood.file})`,
     "",
-    `flashgate only. ${profile.rounds} rounds; each round, in an order that rotates, a sale of ${profile.units} units gets ${profile.requests} purchase requests from ${profile.users} users over ${profile.connections} connections: quiet, beside ${profile.floodConnections} clients each viewing \`GET /v1/activities/:a/skus/:s\` every ${profile.floodThinkMs} ms for the sale's own SKU (served from Redis: the flood's CPU alone), and beside as many viewing random ids no sale has (each a MySQL lookup on the read pool, or a 503 when its bounded queue is full). The flood runs on a thread of its own in the bench process.`,
+    `flashgate only. ${profile.rounds} rounds; each round, in an order that rotates, a sale of ${profile.units} units gets ${profile.requests} purchase requests from ${profile.users} users over ${profile.connections} connections: quiet, beside ${profile.floodConnections} clients each viewing \`GET /v1/activities/:a/skus/:s\` every ${profile.floodThinkMs} ms for the sale's own SKU (served from Redis: the flood's CPU alone), and beside as many viewing random ids no sale has (each a MySQL lookup on the read pool, or a 503 when its bounded queue is full). The flood runs on a thread of its own in the bench process; an uncounted sale warms the system up first.`,
     "",
     "| condition | 201s | 201 p50 / p99 / p99.9 ms | flood answers/s (by status) |",
     "|---|---|---|---|",
