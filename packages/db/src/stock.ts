@@ -74,17 +74,16 @@ export async function upsertSku(pool: Pool, sku: SkuInput): Promise<SkuUpsert> {
           return false;
         },
       );
-    if (!created)
-      await connection.query(
-        "UPDATE sale_stock SET price_cents = ?, currency = ? WHERE activity_id = ? AND sku_id = ?",
-        [sku.priceCents, sku.currency, sku.activityId, sku.skuId],
-      );
-    if (created) {
+    if (created)
       await connection.query(
         "INSERT INTO stock_ledger (activity_id, sku_id, delta, available_after, reason, operator) VALUES (?, ?, ?, ?, 'initial stock', ?)",
         [sku.activityId, sku.skuId, sku.initialStock, sku.initialStock, sku.operator],
       );
-    }
+    else
+      await connection.query(
+        "UPDATE sale_stock SET price_cents = ?, currency = ? WHERE activity_id = ? AND sku_id = ?",
+        [sku.priceCents, sku.currency, sku.activityId, sku.skuId],
+      );
     await connection.query("COMMIT");
     return created ? "created" : "updated";
   } catch (error) {

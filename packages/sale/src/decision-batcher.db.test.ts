@@ -1,13 +1,11 @@
 import { createPool, placeOrder } from "@flashgate/db";
-import { adminConnection } from "@flashgate/stack";
 import {
   createSale,
-  eventually,
   fastDatabaseUrl,
-  fastTierContext,
   freshIds,
   skuInDatabase,
   sold,
+  untilLockWait,
 } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -150,16 +148,9 @@ describe("decision batcher (group commit on the hot row, real database)", () => 
     const first = decisions.decide(buyer(sale, 1));
     const queued = [2, 3].map((user) => decisions.decide(buyer(sale, user)).catch((error: unknown) => error));
     // The first buyer's transaction waits on the row; the others wait behind it, longer than 1 ms.
-    const admin = await adminConnection(fastTierContext());
     try {
-      await eventually(async () => {
-        const [waiting] = await admin.query(
-          "SELECT COUNT(*) AS n FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'",
-        );
-        expect(Number((waiting as { n: number }[])[0].n)).toBeGreaterThan(0);
-      });
+      await untilLockWait();
     } finally {
-      await admin.end();
       await blocker.query("ROLLBACK");
       blocker.release();
     }

@@ -8,17 +8,16 @@ import {
   writeSkuLoad,
 } from "@flashgate/cache";
 import { closeOrder, createPool } from "@flashgate/db";
-import { adminConnection } from "@flashgate/stack";
 import {
   createSale,
   eventually,
   fastDatabaseUrl,
   fastRedisUrl,
-  fastTierContext,
   freshIds,
   openSkuLoad,
   skuInDatabase,
   startTcpProxy,
+  untilLockWait,
 } from "@flashgate/testkit";
 import { Redis } from "ioredis";
 import type { Pool } from "mysql2/promise";
@@ -361,18 +360,7 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
       ]);
       const { purchases, seen } = service({ pool: proxied });
       const answer = purchases.purchase(s.request(1));
-      // Lock waits are visible to an account with PROCESS only: the administrator's.
-      const admin = await adminConnection(fastTierContext());
-      try {
-        await eventually(async () => {
-          const [waiting] = await admin.query(
-            "SELECT COUNT(*) AS n FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'",
-          );
-          expect(Number((waiting as { n: number }[])[0].n)).toBeGreaterThan(0);
-        });
-      } finally {
-        await admin.end();
-      }
+      await untilLockWait();
       await proxy.cut();
       expect(await answer).toEqual({
         kind: "UNAVAILABLE",

@@ -3,6 +3,7 @@ export { cachedAvailable, clients, expectConverged, openSkuLoad, startMaintainer
 export { fastDatabaseUrl, fastRedisUrl, fastTierContext, stackEnv, testContext } from "./env.ts";
 export { eventually, failureOf } from "./eventually.ts";
 export { freshIds } from "./ids.ts";
+export { untilLockWait } from "./lock-wait.ts";
 export { type AppProcess, freePort, startAppProcess } from "./processes.ts";
 export { saleChangesOf } from "./sale-changes.ts";
 export { createSale, type SaleFixture, skuInDatabase, sold } from "./sale-fixture.ts";

@@ -1,0 +1,22 @@
+import { adminConnection } from "@flashgate/stack";
+import { expect } from "vitest";
+import { fastTierContext } from "./env.ts";
+import { eventually } from "./eventually.ts";
+
+/**
+ * Resolves once some transaction of the fast tier's database waits for a row lock. Lock waits are
+ * visible to an account with PROCESS only: the administrator's.
+ */
+export async function untilLockWait(): Promise<void> {
+  const admin = await adminConnection(fastTierContext());
+  try {
+    await eventually(async () => {
+      const [waiting] = await admin.query(
+        "SELECT COUNT(*) AS n FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'",
+      );
+      expect(Number((waiting as { n: number }[])[0].n)).toBeGreaterThan(0);
+    });
+  } finally {
+    await admin.end();
+  }
+}
