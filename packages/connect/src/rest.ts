@@ -165,6 +165,27 @@ export function connectClient(baseUrl: string) {
       ),
     remove: async (name: string) => void expectOk(await call("DELETE", named(name)), name),
     offsets: async (name: string) => expectOk(await call("GET", `${named(name)}/offsets`), name),
+    /**
+     * Polls until the connector and its tasks have been RUNNING for `ms` in a row; passing states
+     * (RESTARTING, UNASSIGNED) start the count again, a FAILED connector or task is refused.
+     */
+    async runningFor(name: string, ms: number, timeoutMs = 60_000): Promise<ConnectorStatus | undefined> {
+      const deadline = Date.now() + timeoutMs;
+      let runningSince: number | undefined;
+      for (;;) {
+        const status = await this.statusIfExists(name);
+        if (status?.connector.state === "FAILED" || status?.tasks.some((task) => task.state === "FAILED"))
+          throw new ConnectError("refused", `${name} FAILED: ${describeStatus(status)}`);
+        if (!isRunning(status)) runningSince = undefined;
+        else if (Date.now() - (runningSince ??= Date.now()) >= ms) return status;
+        if (Date.now() > deadline)
+          throw new ConnectError(
+            "refused",
+            `timed out waiting for ${name} to stay RUNNING; last state ${describeStatus(status)}`,
+          );
+        await sleep(500);
+      }
+    },
     /** Polls until `predicate` holds. A FAILED task ends the wait, except during `failedGraceMs` (a restart just asked for). */
     async waitUntil(
       name: string,

@@ -94,6 +94,9 @@ async function applyConnector(name: string | undefined, common: Common) {
   );
 }
 
+/** How long a restarted connector must stay RUNNING before `restart` says it is. */
+const restartSettleMs = 3000;
+
 export function registerConnectorCommands(program: Command) {
   const connectors = program
     .command("connectors")
@@ -153,8 +156,11 @@ export function registerConnectorCommands(program: Command) {
     .action(async (name: string, options: { failedOnly?: boolean }) => {
       const c = client(common());
       await c.restart(name, Boolean(options.failedOnly));
-      // Connect may still report the old FAILED state for a moment after accepting the restart.
-      const status = await c.waitUntil(name, isRunning, { failedGraceMs: 15_000 });
+      // Connect takes a restart up asynchronously: for a moment it may still report the old state, FAILED
+      // or RUNNING. So the old FAILED is forgiven for a while, and RUNNING counts once it has held for a few
+      // seconds — a task restarted into a refusal (a wrong password) fails well within them.
+      await c.waitUntil(name, isRunning, { failedGraceMs: 15_000 });
+      const status = await c.runningFor(name, restartSettleMs);
       out(common(), `✓ restarted ${name}: ${describeStatus(status)}`, status);
     });
 
