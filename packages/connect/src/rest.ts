@@ -177,7 +177,10 @@ export function connectClient(baseUrl: string) {
         if (status?.connector.state === "FAILED" || status?.tasks.some((task) => task.state === "FAILED"))
           throw new ConnectError("refused", `${name} FAILED: ${describeStatus(status)}`);
         if (!isRunning(status)) runningSince = undefined;
-        else if (Date.now() - (runningSince ??= Date.now()) >= ms) return status;
+        else {
+          runningSince ??= Date.now();
+          if (Date.now() - runningSince >= ms) return status;
+        }
         if (Date.now() > deadline)
           throw new ConnectError(
             "refused",
