@@ -1,4 +1,4 @@
-import { requestIdPattern } from "@flashgate/auth";
+import { idPattern, requestIdPattern } from "@flashgate/auth";
 import { z } from "zod";
 import { orderSchema } from "./order-json.ts";
 import { type ErrorCode, errorStatus, problemSchema, wireCode } from "./problem.ts";
@@ -32,7 +32,7 @@ export interface Operation {
   problems: ErrorCode[];
 }
 
-const positiveId = "^[1-9][0-9]{0,15}$";
+const positiveId = idPattern.source;
 const pathIds = (...names: string[]) =>
   names.map((name) => ({
     name,

@@ -3,8 +3,10 @@
  * decimal integer that JavaScript holds exactly (≤ 2^53 − 1), written without a sign or leading zeros.
  * The API, the CLI and the tokens the CLI mints all accept exactly these.
  */
+export const idPattern = /^[1-9]\d{0,15}$/;
+
 export function parseId(text: string): number | undefined {
-  if (!/^[1-9]\d{0,15}$/.test(text)) return undefined;
+  if (!idPattern.test(text)) return undefined;
   const value = Number(text);
   return Number.isSafeInteger(value) ? value : undefined;
 }

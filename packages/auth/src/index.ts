@@ -1,4 +1,4 @@
-export { isId, isRequestId, parseId, requestIdPattern } from "./ids.ts";
+export { idPattern, isId, isRequestId, parseId, requestIdPattern } from "./ids.ts";
 export { createJwtVerifier, type JwtClaims, JwtError, type JwtVerifier, signJwt } from "./jwt.ts";
 export {
   readSignatureHeader,

@@ -60,10 +60,8 @@ export interface ClientOptions {
   timeoutMs?: number;
 }
 
-const keyAlphabet = /[^A-Za-z0-9_-]/g;
-
-/** A fresh Idempotency-Key (8–64 characters of base64url's alphabet). */
-export const newIdempotencyKey = () => randomUUID().replace(keyAlphabet, "");
+/** A fresh Idempotency-Key: a UUID is 36 characters of base64url's alphabet. */
+export const newIdempotencyKey = (): string => randomUUID();
 
 /**
  * A typed client of the purchase API. A purchase gets one Idempotency-Key, reused on every retry:

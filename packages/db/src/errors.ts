@@ -19,6 +19,16 @@ export const errnoOf = (error: unknown): number | undefined => (error as { errno
 
 export const isDuplicateKey = (error: unknown) => errnoOf(error) === serverErrors.duplicateKey;
 
+/** Runs an INSERT: true if it inserted, false if the key already existed; any other failure is thrown. */
+export const inserted = (insert: Promise<unknown>): Promise<boolean> =>
+  insert.then(
+    () => true,
+    (error: unknown) => {
+      if (!isDuplicateKey(error)) throw error;
+      return false;
+    },
+  );
+
 const connectionLossCodes = new Set([
   "PROTOCOL_CONNECTION_LOST",
   "PROTOCOL_SEQUENCE_TIMEOUT",

@@ -1,5 +1,5 @@
 import type { Pool, RowDataPacket } from "mysql2/promise";
-import { isDuplicateKey } from "./errors.ts";
+import { inserted } from "./errors.ts";
 
 export interface ActivityInput {
   id: number;
@@ -22,15 +22,13 @@ export async function upsertActivity(pool: Pool, activity: ActivityInput): Promi
     activity.paymentTimeoutS,
     activity.rebuyAfterClose,
   ];
-  try {
-    await pool.query(
+  const created = await inserted(
+    pool.query(
       "INSERT INTO activity (id, name, starts_at, ends_at, payment_timeout_s, rebuy_after_close) VALUES (?, ?, ?, ?, ?, ?)",
       [activity.id, ...values],
-    );
-    return "created";
-  } catch (error) {
-    if (!isDuplicateKey(error)) throw error;
-  }
+    ),
+  );
+  if (created) return "created";
   await pool.query(
     "UPDATE activity SET name = ?, starts_at = ?, ends_at = ?, payment_timeout_s = ?, rebuy_after_close = ? WHERE id = ?",
     [...values, activity.id],
@@ -62,18 +60,12 @@ export async function upsertSku(pool: Pool, sku: SkuInput): Promise<SkuUpsert> {
       return "no_activity";
     }
     // A failed INSERT undoes only itself, not the transaction: the row exists, and its price is updated.
-    const created = await connection
-      .query(
+    const created = await inserted(
+      connection.query(
         "INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES (?, ?, ?, ?, ?)",
         [sku.activityId, sku.skuId, sku.initialStock, sku.priceCents, sku.currency],
-      )
-      .then(
-        () => true,
-        (error: unknown) => {
-          if (!isDuplicateKey(error)) throw error;
-          return false;
-        },
-      );
+      ),
+    );
     if (created)
       await connection.query(
         "INSERT INTO stock_ledger (activity_id, sku_id, delta, available_after, reason, operator) VALUES (?, ?, ?, ?, 'initial stock', ?)",

@@ -115,7 +115,7 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
   }
 
   /** User 1 buys with their default key, and CDC applies it: Redis then knows the buyer. */
-  async function purchases0(s: Awaited<ReturnType<typeof sale>>) {
+  async function boughtAndApplied(s: Awaited<ReturnType<typeof sale>>) {
     await service().purchases.purchase(s.request(1));
     await s.applyOrder(1);
   }
@@ -314,7 +314,7 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
 
   it("a key that may hold an order is read through the overload guard: 503 when it is full or MySQL is down", async () => {
     const s = await sale(5);
-    await purchases0(s);
+    await boughtAndApplied(s);
     const full = service({ guard: createOverloadGuard({ maxInFlight: 0, maxQueue: 0, maxWaitMs: 1 }) });
     expect(await full.purchases.purchase(s.request(1, `svc-${s.ids.activityId}-x`))).toEqual({
       kind: "UNAVAILABLE",

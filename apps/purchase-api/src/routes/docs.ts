@@ -15,13 +15,22 @@ const page = `<!doctype html>
 </html>`;
 
 /** GET /openapi.json (the document, built from the routes' own schemas) and /docs (its reference page). */
+/** Made on first use, not when the app starts: most processes never serve the document or its page. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
+  };
+}
+
 export function docsRoutes() {
-  const document = openApiDocument();
-  const bundle = asset("swagger-ui-bundle.js");
-  const css = asset("swagger-ui.css");
+  const document = once(openApiDocument);
+  const bundle = once(() => asset("swagger-ui-bundle.js"));
+  const css = once(() => asset("swagger-ui.css"));
   return new Hono<AppEnv>()
-    .get("/openapi.json", (c) => c.json(document))
+    .get("/openapi.json", (c) => c.json(document()))
     .get("/docs", (c) => c.html(page))
-    .get("/docs/swagger-ui-bundle.js", (c) => c.body(bundle, 200, { "content-type": "text/javascript" }))
-    .get("/docs/swagger-ui.css", (c) => c.body(css, 200, { "content-type": "text/css" }));
+    .get("/docs/swagger-ui-bundle.js", (c) => c.body(bundle(), 200, { "content-type": "text/javascript" }))
+    .get("/docs/swagger-ui.css", (c) => c.body(css(), 200, { "content-type": "text/css" }));
 }
