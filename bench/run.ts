@@ -1,10 +1,9 @@
 // npm run bench [-- --quick] [-- --only storm,drift,lag,micro,flood] [-- --processes N]
 
 import { availableParallelism } from "node:os";
-import { withScripts } from "@flashgate/cache";
+import { redisClient, withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
 import { down } from "@flashgate/stack";
-import { Redis } from "ioredis";
 import { databaseFacts, machineFacts, startBenchStack } from "./lib/env.ts";
 import { writeResult, writeResultsMarkdown } from "./lib/report.ts";
 import {
@@ -48,7 +47,7 @@ process.stderr.write(
 );
 // MySQL 8 is what production runs; a run on another engine is kept beside it for comparison.
 const resultName = (scenario: string) => (engine === "mysql" ? scenario : `${scenario}-${engine}`);
-const redis = withScripts(new Redis(env.REDIS_URL));
+const redis = withScripts(redisClient(env.REDIS_URL));
 const systems: Systems = {
   flashgate: await startFlashgate(env, processes),
   mysqlOnly: await startMysqlOnly(env, processes),

@@ -1,10 +1,10 @@
+import type { RedisClient } from "@flashgate/cache";
 import type { MaintainerMetrics } from "@flashgate/maintainer";
 import { serviceRoutes } from "@flashgate/telemetry";
 import { Hono } from "hono";
-import type { Redis } from "ioredis";
 
 export interface AppDeps {
-  redis: Redis;
+  redis: RedisClient;
   metrics: MaintainerMetrics;
   /** True once the consumer has joined its group and is applying changes. */
   consuming: () => boolean;

@@ -1,4 +1,4 @@
-import { withScripts } from "@flashgate/cache";
+import { redisClient, withScripts } from "@flashgate/cache";
 import { bumpHeartbeat, closeExpiredOrders, createPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
 import {
@@ -10,14 +10,13 @@ import {
 } from "@flashgate/maintainer";
 import { reconcile } from "@flashgate/sync";
 import { serve } from "@hono/node-server";
-import { Redis } from "ioredis";
 import { createApp } from "./app.ts";
 import { loadConfig } from "./config.ts";
 import { every } from "./every.ts";
 
 const config = loadConfig(process.env);
 const logger = createLogger("cache-maintainer", config.LOG_LEVEL);
-const redis = withScripts(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, connectTimeout: 1000 }));
+const redis = withScripts(redisClient(config.REDIS_URL, { maxRetriesPerRequest: 2, connectTimeout: 1000 }));
 redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
 const pool = createPool(config.DATABASE_URL, { connectionLimit: 8 });
 const metrics = createMaintainerMetrics();

@@ -1,15 +1,14 @@
-import { withScripts } from "@flashgate/cache";
+import { redisClient, withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
 import { serve } from "@hono/node-server";
-import { Redis } from "ioredis";
 import { createApp } from "./app.ts";
 import { createCollector } from "./collector.ts";
 import { loadConfig } from "./config.ts";
 
 const config = loadConfig(process.env);
 const logger = createLogger("dashboard", config.LOG_LEVEL);
-const redis = withScripts(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 1000 }));
+const redis = withScripts(redisClient(config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 1000 }));
 redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
 const pool = createPool(config.DATABASE_URL, { connectionLimit: 4 });
 const collector = createCollector({

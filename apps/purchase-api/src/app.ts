@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createJwtVerifier } from "@flashgate/auth";
-import type { FlashgateRedis } from "@flashgate/cache";
+import type { FlashgateRedis, RedisClient } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
 import {
@@ -13,7 +13,6 @@ import { serviceRoutes } from "@flashgate/telemetry";
 import { getRequestListener } from "@hono/node-server";
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
-import type { Redis } from "ioredis";
 import type { Pool } from "mysql2/promise";
 import { requireAdmin, requireUser } from "./auth.ts";
 import type { PurchaseApiConfig } from "./config.ts";
@@ -32,7 +31,7 @@ export interface AppDeps {
   config: PurchaseApiConfig;
   redis: FlashgateRedis;
   /** A second connection, only for hearing that units came back; without it no sold-out shortcut. */
-  subscriber?: Redis;
+  subscriber?: RedisClient;
   pool: Pool;
   readPool: Pool;
   logger: Logger;

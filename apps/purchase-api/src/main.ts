@@ -1,7 +1,6 @@
-import { withScripts } from "@flashgate/cache";
+import { redisClient, withScripts } from "@flashgate/cache";
 import { warmPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
-import { Redis } from "ioredis";
 import { createApp, createPools } from "./app.ts";
 import { loadConfig } from "./config.ts";
 import { createHttpServer } from "./server.ts";
@@ -10,10 +9,10 @@ const config = loadConfig(process.env);
 const logger = createLogger("purchase-api", config.LOG_LEVEL);
 // Fail fast: with Redis down a request must get 503 at once, not wait in an offline queue.
 const redis = withScripts(
-  new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1000 }),
+  redisClient(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1000 }),
 );
 redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
-const subscriber = redis.duplicate({ enableOfflineQueue: true });
+const subscriber = redisClient(config.REDIS_URL, { connectTimeout: 1000 });
 subscriber.on("error", (error) => logger.warn({ err: error.message }, "redis subscriber connection error"));
 const { pool, readPool } = createPools(config);
 await warmPool(pool, config.DB_POOL_SIZE).catch((error) =>

@@ -6,6 +6,7 @@ export {
   removeActivity,
   type SkuChange,
 } from "./apply.ts";
+export { parseRedisUrl, type RedisClient, type RedisClientOptions, redisClient } from "./client.ts";
 export {
   activitySkusKey,
   appliedWatermarkKey,

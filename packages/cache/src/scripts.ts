@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./client.ts";
 import { buyerPrefix } from "./keys.ts";
 import { reserveKeyCount } from "./reserve.ts";
 
@@ -22,13 +22,14 @@ export const scriptSource = (name: ScriptName) => definitions[name].lua;
 
 type ScriptArg = string | number;
 
-export type FlashgateRedis = Redis & { [K in ScriptName]: (...args: ScriptArg[]) => Promise<unknown> };
+export type FlashgateRedis = RedisClient & { [K in ScriptName]: (...args: ScriptArg[]) => Promise<unknown> };
 
 /**
  * Registers the scripts on a client. ioredis sends EVALSHA and falls back to EVAL on NOSCRIPT
- * (after a Redis restart or SCRIPT FLUSH), so callers never see NOSCRIPT.
+ * (after a Redis restart, SCRIPT FLUSH, or a failover to a replica that never loaded them), so callers
+ * never see NOSCRIPT.
  */
-export function withScripts(redis: Redis): FlashgateRedis {
+export function withScripts(redis: RedisClient): FlashgateRedis {
   for (const [name, definition] of Object.entries(definitions)) {
     if (!(name in redis)) redis.defineCommand(name, definition);
   }

@@ -1,16 +1,16 @@
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { RedisClient } from "@flashgate/cache";
 import { type StackContext, up } from "@flashgate/stack";
 import type { TcpProxy } from "@flashgate/testkit/tcp-proxy";
-import type { Redis } from "ioredis";
 import type { AppHandle } from "./apps.ts";
 
 export interface FaultTargets {
   ctx: StackContext;
   api: AppHandle;
   maintainer: AppHandle;
-  redis: Redis;
+  redis: RedisClient;
   /** The purchase API reaches the database through this proxy, so the link can be cut. */
   databaseLink: TcpProxy;
 }

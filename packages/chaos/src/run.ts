@@ -1,10 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { withScripts } from "@flashgate/cache";
+import { redisClient, withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
 import type { StackContext } from "@flashgate/stack";
 import { reconcile } from "@flashgate/sync";
 import { startTcpProxy } from "@flashgate/testkit/tcp-proxy";
-import { Redis } from "ioredis";
 import type { Pool, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { appProcess } from "./apps.ts";
 import { createBuyers, type KeyRecord } from "./buyers.ts";
@@ -127,7 +126,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const activityId = (Date.now() % 1_000_000_000) * 1000 + (seed % 1000);
 
   const pool = createPool(env.DATABASE_URL, { connectionLimit: 4 });
-  const redis = withScripts(new Redis(env.REDIS_URL, { maxRetriesPerRequest: 2 }));
+  const redis = withScripts(redisClient(env.REDIS_URL, { maxRetriesPerRequest: 2 }));
   redis.on("error", () => {});
   const databaseLink = await startTcpProxy(ctx.config.FLASHGATE_DB_PORT);
   const api = appProcess("purchase-api", ports.api, {

@@ -7,4 +7,6 @@ export {
   type StackConfig,
   stackConfigSchema,
   stackPorts,
+  type Topology,
+  topologies,
 } from "./stack.ts";

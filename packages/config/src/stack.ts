@@ -18,11 +18,19 @@ export const stackPorts = {
 export const databaseEngines = ["mysql", "mariadb"] as const;
 export type DatabaseEngine = (typeof databaseEngines)[number];
 
+/**
+ * single: one process of each kind. cluster: what production past one node runs — Redis Cluster (3 masters,
+ * 3 replicas), 3 Kafka brokers, 2 Connect workers, 2 purchase APIs and 2 cache-maintainers.
+ */
+export const topologies = ["single", "cluster"] as const;
+export type Topology = (typeof topologies)[number];
+
 export const stackConfigSchema = z.object({
   FLASHGATE_HOME: z.string().min(1).optional(),
   /** The downloaded jars (Kafka, Connect, Debezium, MySQL), shared by every home; .flashgate/jars by default. */
   FLASHGATE_JARS: z.string().min(1).optional(),
   FLASHGATE_DB: z.enum(databaseEngines).default("mysql"),
+  FLASHGATE_TOPOLOGY: z.enum(topologies).default("single"),
   FLASHGATE_DB_PORT: port(stackPorts.database),
   FLASHGATE_REDIS_PORT: port(stackPorts.redis),
   FLASHGATE_KAFKA_PORT: port(stackPorts.kafka),

@@ -15,7 +15,8 @@ export async function ensureTopics(brokers: string[], partitions = topicPartitio
     );
     for (const topic of missing) {
       try {
-        await admin.createTopics({ topics: [topic], partitions, replicas: 1 });
+        // Replicas as the brokers default to: 1 on the single stack, 3 on a cluster.
+        await admin.createTopics({ topics: [topic], partitions });
       } catch (error) {
         // Another maintainer (or Connect) may have created it a moment ago.
         if (!(await admin.listTopics()).includes(topic)) throw error;

@@ -1,6 +1,7 @@
 import {
   type FastPathLimits,
   type FlashgateRedis,
+  type RedisClient,
   type ReserveOutcome,
   rebuildQueueKey,
   releaseReservation,
@@ -16,7 +17,6 @@ import {
   type PurchaseInput,
   soldOutBuyers,
 } from "@flashgate/db";
-import type { Redis } from "ioredis";
 import type { Pool } from "mysql2/promise";
 import { createDecisionBatcher } from "./decision-batcher.ts";
 import { OverloadedError, type OverloadGuard } from "./overload-guard.ts";
@@ -69,7 +69,7 @@ export interface PurchaseServiceOptions {
    * A connection of its own on which to hear that units came back (see followUnitsBack). Without it
    * the sold-out shortcut stays off: every request asks Redis.
    */
-  subscriber?: Redis;
+  subscriber?: RedisClient;
   observer?: PurchaseObserver;
 }
 

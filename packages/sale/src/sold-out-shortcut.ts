@@ -1,5 +1,4 @@
-import { parseSkuRef, unitsBackChannel } from "@flashgate/cache";
-import type { Redis } from "ioredis";
+import { parseSkuRef, type RedisClient, unitsBackChannel } from "@flashgate/cache";
 
 /**
  * Answers locally, for `ttlMs`, for a SKU that MySQL itself has sold out, from a snapshot of its
@@ -103,7 +102,7 @@ export type SoldOutShortcut = ReturnType<typeof createSoldOutShortcut>;
  * Feeds the shortcut the cache's announcements of units coming back, on a connection of its own (a
  * subscribed connection can do nothing else). The shortcut is on only while subscribed.
  */
-export function followUnitsBack(subscriber: Redis, shortcut: SoldOutShortcut): void {
+export function followUnitsBack(subscriber: RedisClient, shortcut: SoldOutShortcut): void {
   subscriber.on("message", (channel: string, message: string) => {
     if (channel !== unitsBackChannel) return;
     const sku = parseSkuRef(message);

@@ -17,6 +17,8 @@ export interface Component {
   port: (ctx: StackContext) => { port: number; variable: string };
   start: (ctx: StackContext) => Promise<void>;
   healthy: (ctx: StackContext) => Promise<boolean>;
+  /** Runs once this component is up, whether started now or found running (joins a cluster, waits for a quorum). */
+  settle?: (ctx: StackContext) => Promise<void>;
 }
 
 export const databaseName = "flashgate";

@@ -33,6 +33,8 @@ export function stackPaths(home: string, jars = join(repoRoot, ".flashgate", "ja
     config: join(home, "config"),
     /** Which database engine this home's state belongs to (its binlog positions are in Kafka). */
     engine: join(home, "engine"),
+    /** The topology this home's state was made for (a cluster's nodes, brokers and their data dirs). */
+    topology: join(home, "topology"),
     redisData: join(home, "redis"),
     kafkaData: join(home, "kafka"),
     connectData: join(home, "connect"),

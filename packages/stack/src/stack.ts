@@ -1,13 +1,19 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseConfig, type StackConfig, stackConfigSchema } from "@flashgate/config";
+import {
+  parseConfig,
+  type StackConfig,
+  stackConfigSchema,
+  type Topology,
+  topologies,
+} from "@flashgate/config";
 import { connectClient, isRunning, readConnectorFile } from "@flashgate/connect";
 import { migrate } from "@flashgate/db";
 import { appComponent } from "./components/app.ts";
-import { connect, connectUrl } from "./components/connect.ts";
+import { connectUrl, connectWorker } from "./components/connect.ts";
 import { adminConnection, database } from "./components/database.ts";
-import { kafka } from "./components/kafka.ts";
-import { redis } from "./components/redis.ts";
+import { kafkaBootstrap, kafkaBroker } from "./components/kafka.ts";
+import { redisNode, redisUrl } from "./components/redis.ts";
 import { appDbUser, type Component, databaseName, debeziumDbUser, type StackContext } from "./context.ts";
 import { ensureJars } from "./jars.ts";
 import { isPortOpen } from "./net.ts";
@@ -16,13 +22,25 @@ import { checkPrerequisites } from "./prerequisites.ts";
 import { readPid, stopDaemon } from "./processes.ts";
 import { consoleProgress, type Progress } from "./progress.ts";
 import { loadSecrets } from "./secrets.ts";
+import { instances } from "./topology.ts";
 import { StackError } from "./wait.ts";
 
-export const infrastructure: Component[] = [database, redis, kafka, connect];
-export const apps: Component[] = [
-  appComponent({ name: "cache-maintainer", portVariable: "FLASHGATE_MAINTAINER_PORT" }),
-  appComponent({ name: "purchase-api", portVariable: "FLASHGATE_API_PORT" }),
-  appComponent({ name: "dashboard", portVariable: "FLASHGATE_DASHBOARD_PORT" }),
+/** The infrastructure's processes of the stack's topology, in the order they start. */
+export const infrastructure = (ctx: StackContext): Component[] => [
+  database,
+  ...instances(ctx.config, "redis").map((index) => redisNode(ctx, index)),
+  ...instances(ctx.config, "kafka").map((index) => kafkaBroker(ctx, index)),
+  ...instances(ctx.config, "connect").map((index) => connectWorker(ctx, index)),
+];
+
+export const apps = (ctx: StackContext): Component[] => [
+  ...instances(ctx.config, "cache-maintainer").map((index) =>
+    appComponent(ctx, { app: "cache-maintainer", portVariable: "FLASHGATE_MAINTAINER_PORT", index }),
+  ),
+  ...instances(ctx.config, "purchase-api").map((index) =>
+    appComponent(ctx, { app: "purchase-api", portVariable: "FLASHGATE_API_PORT", index }),
+  ),
+  appComponent(ctx, { app: "dashboard", portVariable: "FLASHGATE_DASHBOARD_PORT" }),
 ];
 
 /** The Debezium connector for the stack's engine (connectors/). */
@@ -36,8 +54,12 @@ export interface StackOptions {
 }
 
 export function stackContext(options: StackOptions = {}): StackContext {
-  const config: StackConfig = parseConfig(stackConfigSchema, options.env ?? process.env);
+  const env = options.env ?? process.env;
+  const config: StackConfig = parseConfig(stackConfigSchema, env);
   const paths = stackPaths(options.home ?? config.FLASHGATE_HOME ?? defaultHome, config.FLASHGATE_JARS);
+  // A home made as a cluster stays one for `status`, `down` and the other commands without repeating it.
+  const recorded = recordedTopology(paths.topology);
+  if (recorded && !env.FLASHGATE_TOPOLOGY) config.FLASHGATE_TOPOLOGY = recorded;
   return {
     config,
     paths,
@@ -56,6 +78,7 @@ export interface UpOptions {
 export async function up(ctx: StackContext, options: UpOptions = {}): Promise<string[]> {
   checkPrerequisites(ctx.config.FLASHGATE_DB);
   checkEngine(ctx);
+  checkTopology(ctx);
   await ensureJars(ctx.paths, ctx.progress);
   const started: string[] = [];
   const startIfNeeded = async (component: Component) => {
@@ -78,16 +101,35 @@ export async function up(ctx: StackContext, options: UpOptions = {}): Promise<st
     started.push(component.name);
     await component.start(ctx);
   };
-  for (const component of infrastructure.filter((c) => options.only?.includes(c.name) ?? true)) {
+  for (const component of infrastructure(ctx).filter((c) => options.only?.includes(c.name) ?? true)) {
     await startIfNeeded(component);
     if (component === database) await runMigrations(ctx);
+    await component.settle?.(ctx);
   }
   if (options.only) return started;
   await registerConnector(ctx);
   if (options.withApps ?? true) {
-    for (const app of apps) await startIfNeeded(app);
+    for (const app of apps(ctx)) await startIfNeeded(app);
   }
   return started;
+}
+
+const recordedTopology = (file: string): Topology | undefined => {
+  const value = existsSync(file) ? readFileSync(file, "utf8").trim() : "";
+  return (topologies as readonly string[]).includes(value) ? (value as Topology) : undefined;
+};
+
+/** One home holds one topology's state: a single broker's logs are no member of a three-broker cluster. */
+function checkTopology(ctx: StackContext) {
+  const { paths, config } = ctx;
+  const recorded = recordedTopology(paths.topology);
+  if (recorded && recorded !== config.FLASHGATE_TOPOLOGY)
+    throw new StackError(
+      `${paths.home} holds a ${recorded} stack, not ${config.FLASHGATE_TOPOLOGY}: set FLASHGATE_TOPOLOGY=${recorded}, ` +
+        "choose another FLASHGATE_HOME, or remove it with `flashgate down --purge`",
+    );
+  // A home from before topologies were recorded is a single stack: recording it changes nothing.
+  writeFileSync(paths.topology, `${config.FLASHGATE_TOPOLOGY}\n`);
 }
 
 /**
@@ -151,7 +193,7 @@ export async function down(
   options: { purge?: boolean; only?: string[] } = {},
 ): Promise<string[]> {
   const stopped: string[] = [];
-  for (const component of [...[...apps].reverse(), ...[...infrastructure].reverse()]) {
+  for (const component of [...apps(ctx).reverse(), ...infrastructure(ctx).reverse()]) {
     if (options.only && !options.only.includes(component.name)) continue;
     const step = ctx.progress.step(`stopping ${component.name}`);
     if (await stopDaemon(ctx.paths.pids, component.name)) {
@@ -181,7 +223,7 @@ export interface ComponentStatus {
 }
 
 export async function status(ctx: StackContext): Promise<ComponentStatus[]> {
-  const components = [...infrastructure, ...apps];
+  const components = [...infrastructure(ctx), ...apps(ctx)];
   return Promise.all(
     components.map(async (component) => {
       const pid = readPid(ctx.paths.pids, component.name) ?? null;
@@ -200,10 +242,11 @@ export function endpoints(ctx: StackContext): Record<string, string> {
   const { config } = ctx;
   const list: Record<string, string> = {
     [config.FLASHGATE_DB]: `mysql://127.0.0.1:${config.FLASHGATE_DB_PORT}/${databaseName}`,
-    redis: `redis://127.0.0.1:${config.FLASHGATE_REDIS_PORT}`,
-    kafka: `127.0.0.1:${config.FLASHGATE_KAFKA_PORT}`,
+    // Without the password: this is printed.
+    redis: redisUrl(ctx).replace(/\/\/:[^@]*@/, "//"),
+    kafka: kafkaBootstrap(ctx),
     connect: connectUrl(ctx),
   };
-  for (const app of apps) list[app.name] = `http://127.0.0.1:${app.port(ctx).port}`;
+  for (const app of apps(ctx)) list[app.name] = `http://127.0.0.1:${app.port(ctx).port}`;
   return list;
 }

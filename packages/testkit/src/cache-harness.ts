@@ -1,8 +1,7 @@
-import { type FlashgateRedis, type SkuLoad, skuKeys, withScripts } from "@flashgate/cache";
+import { type FlashgateRedis, redisClient, type SkuLoad, skuKeys, withScripts } from "@flashgate/cache";
 import { binlogPosition } from "@flashgate/cdc";
 import { createPool } from "@flashgate/db";
 import { compareSku } from "@flashgate/sync";
-import { Redis } from "ioredis";
 import { expect } from "vitest";
 import { stackEnv } from "./env.ts";
 import { eventually } from "./eventually.ts";
@@ -28,7 +27,7 @@ export const startMaintainer = (env: Record<string, string> = {}) =>
 
 export function clients() {
   const env = stackEnv();
-  const redis: FlashgateRedis = withScripts(new Redis(env.REDIS_URL));
+  const redis: FlashgateRedis = withScripts(redisClient(env.REDIS_URL));
   // A dropped connection is reconnected by ioredis; a test that needs Redis fails on its own commands.
   redis.on("error", () => {});
   const pool = createPool(env.DATABASE_URL, { connectionLimit: 4 });

@@ -1,10 +1,9 @@
-import { withScripts } from "@flashgate/cache";
+import { redisClient, withScripts } from "@flashgate/cache";
 import { warmPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
 import { createApp, createPools } from "@flashgate/purchase-api/app";
 import { loadConfig } from "@flashgate/purchase-api/config";
 import { loadSkuFromDatabase } from "@flashgate/sync";
-import { Redis } from "ioredis";
 import { expect } from "vitest";
 import { idempotencyKey, serveApp, userToken } from "./api-harness.ts";
 import { type clients, expectConverged } from "./cache-harness.ts";
@@ -30,11 +29,15 @@ export async function startApi(options: ApiHarnessOptions = {}) {
     ...options.env,
   });
   const redis = withScripts(
-    new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 1000 }),
+    redisClient(config.REDIS_URL, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: 1000,
+    }),
   );
   redis.on("error", () => {});
   await new Promise((resolve) => redis.once("ready", resolve));
-  const subscriber = redis.duplicate({ enableOfflineQueue: true });
+  const subscriber = redisClient(config.REDIS_URL, { connectTimeout: 1000 });
   subscriber.on("error", () => {});
   const { pool, readPool } = createPools(config);
   if (!options.databaseUrl) await warmPool(pool, config.DB_POOL_SIZE);

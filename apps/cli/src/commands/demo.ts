@@ -1,11 +1,10 @@
 import { signJwt, signPayload } from "@flashgate/auth";
-import { withScripts } from "@flashgate/cache";
+import { redisClient, withScripts } from "@flashgate/cache";
 import { ApiProblem, createClient, type Order } from "@flashgate/client";
 import { createPool, skuDatabaseView } from "@flashgate/db";
 import { appEnv, type StackContext, stackContext } from "@flashgate/stack";
 import { reconcile } from "@flashgate/sync";
 import { type Command, InvalidArgumentError } from "commander";
-import { Redis } from "ioredis";
 
 const count = (value: string) => {
   const n = Number(value);
@@ -80,7 +79,7 @@ async function runDemo(
 
   const env = appEnv(ctx);
   const pool = createPool(env.DATABASE_URL, { connectionLimit: 2 });
-  const redis = withScripts(new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1 }));
+  const redis = withScripts(redisClient(env.REDIS_URL, { maxRetriesPerRequest: 1 }));
   try {
     const counts = tally();
     const orders: Order[] = [];

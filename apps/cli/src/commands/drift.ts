@@ -1,10 +1,9 @@
 import { parseId } from "@flashgate/auth";
-import { withScripts } from "@flashgate/cache";
+import { redisClient, withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
 import { appEnv, stackContext } from "@flashgate/stack";
 import { reconcile } from "@flashgate/sync";
 import { type Command, InvalidArgumentError } from "commander";
-import { Redis } from "ioredis";
 
 const positive = (value: string) => {
   const id = parseId(value);
@@ -23,7 +22,7 @@ export function registerDriftCommands(program: Command) {
     .action(async (options: { activity?: number; repair?: boolean; json?: boolean }) => {
       const env = { ...appEnv(stackContext()), ...pick(process.env, ["DATABASE_URL", "REDIS_URL"]) };
       const pool = createPool(env.DATABASE_URL, { connectionLimit: 2 });
-      const redis = withScripts(new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1 }));
+      const redis = withScripts(redisClient(env.REDIS_URL, { maxRetriesPerRequest: 1 }));
       try {
         const check = await reconcile(pool, redis, { activityId: options.activity, repair: options.repair });
         const remaining = check.drifted.length - check.repaired;

@@ -9,8 +9,14 @@ export function registerStackCommands(program: Command) {
     )
     .option("--detach", "return once everything runs, leaving it in the background")
     .option("--no-apps", "start the infrastructure only")
-    .action(async (options: { detach?: boolean; apps: boolean }) => {
-      const ctx = stackContext();
+    .option(
+      "--topology <topology>",
+      "single (default), or cluster: Redis Cluster 3+3, 3 Kafka brokers, 2 Connect workers, 2 APIs, 2 maintainers (FLASHGATE_TOPOLOGY)",
+    )
+    .action(async (options: { detach?: boolean; apps: boolean; topology?: string }) => {
+      const ctx = stackContext({
+        env: { ...process.env, ...(options.topology ? { FLASHGATE_TOPOLOGY: options.topology } : {}) },
+      });
       const startedAt = Date.now();
       let started: string[] = [];
       let stopping = false;

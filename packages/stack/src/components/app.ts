@@ -4,6 +4,7 @@ import { appDbUser, databaseName } from "../context.ts";
 import { answersOk } from "../net.ts";
 import { repoRoot } from "../paths.ts";
 import { startDaemon, tailLog } from "../processes.ts";
+import { instanceName, instancePort } from "../topology.ts";
 import { waitFor } from "../wait.ts";
 import { connectUrl } from "./connect.ts";
 import { kafkaBootstrap } from "./kafka.ts";
@@ -48,34 +49,39 @@ export function appEnvOf(name: AppName, ctx: StackContext, port: number): Record
 
 interface AppSpec {
   /** Also its directory under apps/. */
-  name: AppName;
+  app: AppName;
   portVariable: "FLASHGATE_API_PORT" | "FLASHGATE_MAINTAINER_PORT" | "FLASHGATE_DASHBOARD_PORT";
+  /** Which of the app's instances (purchase-api-2 on a cluster listens 100 ports above the first). */
+  index?: number;
 }
 
-export function appComponent(spec: AppSpec): Component {
-  const entry = join(repoRoot, "apps", spec.name, "src", "main.ts");
-  const url = (ctx: StackContext) => `http://127.0.0.1:${ctx.config[spec.portVariable]}`;
-  const ready = (ctx: StackContext) => answersOk(`${url(ctx)}/readyz`, 1500);
+export function appComponent(ctx: StackContext, spec: AppSpec): Component {
+  const index = spec.index ?? 0;
+  const name = spec.app === "dashboard" ? spec.app : instanceName(ctx.config, spec.app, index);
+  const port = instancePort(ctx.config[spec.portVariable], index);
+  const entry = join(repoRoot, "apps", spec.app, "src", "main.ts");
+  const url = `http://127.0.0.1:${port}`;
+  const ready = () => answersOk(`${url}/readyz`, 1500);
   return {
-    name: spec.name,
-    port: (ctx) => ({ port: ctx.config[spec.portVariable], variable: spec.portVariable }),
-    async start(ctx) {
-      const step = ctx.progress.step(`${spec.name} on ${url(ctx)}`);
+    name,
+    port: () => ({ port, variable: spec.portVariable }),
+    async start() {
+      const step = ctx.progress.step(`${name} on ${url}`);
       const daemon = startDaemon(
         {
-          name: spec.name,
+          name,
           command: process.execPath,
           args: [entry],
           cwd: repoRoot,
-          env: appEnvOf(spec.name, ctx, ctx.config[spec.portVariable]),
+          env: appEnvOf(spec.app, ctx, port),
         },
         ctx.paths,
       );
-      await waitFor(`${spec.name} to be ready`, () => ready(ctx), {
+      await waitFor(`${name} to be ready`, ready, {
         timeoutMs: 60_000,
         progress: step,
         failFast: () =>
-          daemon.exited() !== null ? `${spec.name} exited:\n${tailLog(daemon.logFile)}` : undefined,
+          daemon.exited() !== null ? `${name} exited:\n${tailLog(daemon.logFile)}` : undefined,
       });
       step.done();
     },

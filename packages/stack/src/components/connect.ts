@@ -3,11 +3,16 @@ import { join } from "node:path";
 import type { Component, StackContext } from "../context.ts";
 import { answersOk } from "../net.ts";
 import { startDaemon, tailLog } from "../processes.ts";
+import { instanceName, instancePort } from "../topology.ts";
 import { waitFor } from "../wait.ts";
 import { classpath, jvmArgs, writeLog4j, writeProperties } from "./jvm.ts";
 import { kafkaBootstrap } from "./kafka.ts";
 
-export const connectUrl = (ctx: StackContext) => `http://127.0.0.1:${ctx.config.FLASHGATE_CONNECT_PORT}`;
+const workerUrl = (ctx: StackContext, index: number) =>
+  `http://127.0.0.1:${instancePort(ctx.config.FLASHGATE_CONNECT_PORT, index)}`;
+
+/** The first worker's REST API; any worker of the group serves the whole group's connectors. */
+export const connectUrl = (ctx: StackContext) => workerUrl(ctx, 0);
 
 /** What connector configs may reference as ${env:…}: the worker resolves them, so no secret is stored in Kafka. */
 export const connectorEnv = (ctx: StackContext): Record<string, string> => ({
@@ -18,63 +23,74 @@ export const connectorEnv = (ctx: StackContext): Record<string, string> => ({
   FLASHGATE_KAFKA_BOOTSTRAP: kafkaBootstrap(ctx),
 });
 
-const workerUp = (ctx: StackContext) => answersOk(`${connectUrl(ctx)}/connector-plugins`, 2000);
-
-export const connect: Component = {
-  name: "connect",
-  port: (ctx) => ({ port: ctx.config.FLASHGATE_CONNECT_PORT, variable: "FLASHGATE_CONNECT_PORT" }),
-  async start(ctx) {
-    const step = ctx.progress.step(`Kafka Connect (distributed, Debezium) on ${connectUrl(ctx)}`);
-    mkdirSync(ctx.paths.connectData, { recursive: true });
-    const properties = join(ctx.paths.config, "connect-distributed.properties");
-    writeProperties(properties, {
-      "bootstrap.servers": kafkaBootstrap(ctx),
-      "group.id": "flashgate-connect",
-      "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-      "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-      "key.converter.schemas.enable": "false",
-      "value.converter.schemas.enable": "false",
-      "offset.storage.topic": "flashgate-connect-offsets",
-      "offset.storage.replication.factor": 1,
-      "offset.storage.partitions": 5,
-      "config.storage.topic": "flashgate-connect-configs",
-      "config.storage.replication.factor": 1,
-      "status.storage.topic": "flashgate-connect-status",
-      "status.storage.replication.factor": 1,
-      "offset.flush.interval.ms": 1000,
-      listeners: connectUrl(ctx),
-      "rest.advertised.host.name": "127.0.0.1",
-      "plugin.path": ctx.paths.pluginPath,
-      "plugin.discovery": "hybrid_warn",
-      "config.providers": "env,file",
-      "config.providers.env.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
-      "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
-      "topic.creation.enable": "true",
-      "scheduled.rebalance.max.delay.ms": 5000,
-    });
-    const log4j = writeLog4j(ctx, "connect", ["org.apache.kafka.connect.runtime.Worker", "io.debezium"]);
-    const daemon = startDaemon(
-      {
-        name: "connect",
-        command: "java",
-        args: [
-          ...jvmArgs(ctx.config.FLASHGATE_CONNECT_HEAP, log4j),
-          "-cp",
-          classpath(ctx),
-          "org.apache.kafka.connect.cli.ConnectDistributed",
-          properties,
-        ],
-        env: connectorEnv(ctx),
-      },
-      ctx.paths,
-    );
-    await waitFor("the Connect REST API", () => workerUp(ctx), {
-      timeoutMs: 120_000,
-      intervalMs: 500,
-      progress: step,
-      failFast: () => (daemon.exited() !== null ? `connect exited:\n${tailLog(daemon.logFile)}` : undefined),
-    });
-    step.done();
-  },
-  healthy: workerUp,
-};
+/**
+ * Worker `index` of the distributed Connect group (one on the single stack, two on a cluster): the workers
+ * of one group.id share the connector, and a dead worker's task moves to another after
+ * scheduled.rebalance.max.delay.ms.
+ */
+export function connectWorker(ctx: StackContext, index: number): Component {
+  const name = instanceName(ctx.config, "connect", index);
+  const port = instancePort(ctx.config.FLASHGATE_CONNECT_PORT, index);
+  const url = workerUrl(ctx, index);
+  const workerUp = () => answersOk(`${url}/connector-plugins`, 2000);
+  return {
+    name,
+    port: () => ({ port, variable: "FLASHGATE_CONNECT_PORT" }),
+    async start() {
+      const step = ctx.progress.step(`Kafka Connect worker (distributed, Debezium) on ${url}`);
+      mkdirSync(ctx.paths.connectData, { recursive: true });
+      const properties = join(ctx.paths.config, `${name}-distributed.properties`);
+      writeProperties(properties, {
+        "bootstrap.servers": kafkaBootstrap(ctx),
+        "group.id": "flashgate-connect",
+        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "key.converter.schemas.enable": "false",
+        "value.converter.schemas.enable": "false",
+        "offset.storage.topic": "flashgate-connect-offsets",
+        // -1: the brokers' default replication factor (3 on a cluster).
+        "offset.storage.replication.factor": -1,
+        "offset.storage.partitions": 5,
+        "config.storage.topic": "flashgate-connect-configs",
+        "config.storage.replication.factor": -1,
+        "status.storage.topic": "flashgate-connect-status",
+        "status.storage.replication.factor": -1,
+        "offset.flush.interval.ms": 1000,
+        listeners: url,
+        "rest.advertised.host.name": "127.0.0.1",
+        "plugin.path": ctx.paths.pluginPath,
+        "plugin.discovery": "hybrid_warn",
+        "config.providers": "env,file",
+        "config.providers.env.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+        "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+        "topic.creation.enable": "true",
+        "scheduled.rebalance.max.delay.ms": 5000,
+      });
+      const log4j = writeLog4j(ctx, name, ["org.apache.kafka.connect.runtime.Worker", "io.debezium"]);
+      const daemon = startDaemon(
+        {
+          name,
+          command: "java",
+          args: [
+            ...jvmArgs(ctx.config.FLASHGATE_CONNECT_HEAP, log4j),
+            "-cp",
+            classpath(ctx),
+            "org.apache.kafka.connect.cli.ConnectDistributed",
+            properties,
+          ],
+          env: connectorEnv(ctx),
+        },
+        ctx.paths,
+      );
+      await waitFor(`the REST API of ${name}`, workerUp, {
+        timeoutMs: 120_000,
+        intervalMs: 500,
+        progress: step,
+        failFast: () =>
+          daemon.exited() !== null ? `${name} exited:\n${tailLog(daemon.logFile)}` : undefined,
+      });
+      step.done();
+    },
+    healthy: workerUp,
+  };
+}
