@@ -60,6 +60,17 @@ export default defineConfig({
           hookTimeout: 300_000,
         },
       },
+      // The production topology past one node, its processes killed one by one (npm run test:cluster).
+      {
+        test: {
+          name: "cluster",
+          include: ["packages/stack/test/cluster/*.cluster.test.ts"],
+          globalSetup: ["packages/testkit/src/cluster-setup.ts"],
+          fileParallelism: false,
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+        },
+      },
     ],
   },
 });

@@ -17,3 +17,25 @@ export const testStackEnv: Record<string, string> = {
   FLASHGATE_MAINTAINER_PORT: "18082",
   FLASHGATE_DASHBOARD_PORT: "18084",
 };
+
+/**
+ * The cluster suite's stack (npm run test:cluster): the production topology past one node, with the apps
+ * run as the stack's own processes so that a test can kill any of them. Ports of its own: it may run
+ * beside the test stack.
+ */
+export const clusterStackEnv: Record<string, string> = {
+  FLASHGATE_HOME: sideStackHome("test-cluster", testEngine),
+  FLASHGATE_DB: testEngine,
+  FLASHGATE_TOPOLOGY: "cluster",
+  FLASHGATE_DB_PORT: "23307",
+  FLASHGATE_REDIS_PORT: "26380",
+  FLASHGATE_KAFKA_PORT: "29092",
+  FLASHGATE_KAFKA_CONTROLLER_PORT: "29093",
+  FLASHGATE_CONNECT_PORT: "28083",
+  FLASHGATE_API_PORT: "28080",
+  FLASHGATE_MAINTAINER_PORT: "28082",
+  FLASHGATE_DASHBOARD_PORT: "28084",
+  // Five brokers' and workers' JVMs on two cores: smaller heaps than the single stack's.
+  FLASHGATE_KAFKA_HEAP: "384m",
+  FLASHGATE_CONNECT_HEAP: "512m",
+};

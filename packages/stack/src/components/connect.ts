@@ -64,7 +64,11 @@ export function connectWorker(ctx: StackContext, index: number): Component {
         "config.providers.env.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
         "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
         "topic.creation.enable": "true",
-        "scheduled.rebalance.max.delay.ms": 5000,
+        "scheduled.rebalance.max.delay.ms": ctx.config.FLASHGATE_TOPOLOGY === "cluster" ? 3000 : 5000,
+        // With two workers, a dead one is noticed after 6 s (default 10), and its task moves 3 s later.
+        ...(ctx.config.FLASHGATE_TOPOLOGY === "cluster"
+          ? { "session.timeout.ms": 6000, "heartbeat.interval.ms": 2000 }
+          : {}),
       });
       const log4j = writeLog4j(ctx, name, ["org.apache.kafka.connect.runtime.Worker", "io.debezium"]);
       const daemon = startDaemon(

@@ -53,6 +53,9 @@ function writeServerProperties(ctx: StackContext, broker: Broker): string {
     "share.coordinator.state.topic.replication.factor": replicas,
     "share.coordinator.state.topic.min.isr": minInSync,
     "group.initial.rebalance.delay.ms": 0,
+    // A broker silent for 4 s (default 9) is fenced and its partitions get new leaders: CDC stalls that long.
+    "broker.heartbeat.interval.ms": 1000,
+    "broker.session.timeout.ms": 4000,
     "log.retention.hours": 72,
     "log.segment.bytes": 67108864,
   });

@@ -1,0 +1,278 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type FlashgateRedis, redisClient, skuKeys, withScripts } from "@flashgate/cache";
+import { connectClient } from "@flashgate/connect";
+import { createPool } from "@flashgate/db";
+import { instancePort, readPid, repoRoot, up } from "@flashgate/stack";
+import { reconcile } from "@flashgate/sync";
+import {
+  cachedAvailable,
+  createSale,
+  eventually,
+  freshIds,
+  skuInDatabase,
+  stackEnv,
+  testContext,
+} from "@flashgate/testkit";
+import type { Pool } from "mysql2/promise";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { disruptionMs, type Outcome, runBuyers } from "./buyers.ts";
+
+/**
+ * Each test runs a sale across both API instances, kills one process of the cluster topology with
+ * SIGKILL in the middle of it, and checks what must hold whatever dies: every buyer ends with a true
+ * answer (retrying 503s and dead connections with the same key), exactly the units are sold, every 201
+ * is an order in MySQL and every order was answered 201 (none lost, none phantom), the ledger holds, and
+ * the cache converges to MySQL by itself. The killed process is started again before the next test.
+ */
+const units = 150;
+const buyers = 450;
+/** Recovery per fault, written to test-artifacts/cluster-failover.json for the closing note and README. */
+const recovery: Record<string, Record<string, number | string>> = {};
+
+describe("the cluster topology during a sale", () => {
+  const env = stackEnv();
+  const ctx = testContext();
+  const apis = [0, 1].map(
+    (index) => `http://127.0.0.1:${instancePort(Number(env.FLASHGATE_API_PORT), index)}`,
+  );
+  let pool: Pool;
+  let redis: FlashgateRedis;
+  /**
+   * SKUs no buyer touches, a dozen so that some fall on every partition of the sale topic: a change to
+   * all of them measures how long CDC takes to reach Redis after a fault, whichever consumer it hit.
+   */
+  const probe = freshIds();
+  const probeSkus = Array.from({ length: 12 }, (_, i) => probe.skuId * 100 + i);
+  const probeAvailable = () =>
+    Promise.all(probeSkus.map((skuId) => cachedAvailable(redis, probe.activityId, skuId)));
+
+  beforeAll(async () => {
+    pool = createPool(env.DATABASE_URL, { connectionLimit: 4 });
+    redis = withScripts(redisClient(env.REDIS_URL, { maxRetriesPerRequest: 3 }));
+    redis.on("error", () => {});
+    for (const skuId of probeSkus)
+      await createSale(pool, { activityId: probe.activityId, skuId, units: 1_000 });
+    await eventually(async () => expect(await probeAvailable()).toEqual(probeSkus.map(() => 1_000)), {
+      timeoutMs: 60_000,
+    });
+  });
+
+  afterAll(async () => {
+    // Whatever a failed test left dead comes back, so the stack stays whole for the next run.
+    await up(ctx).catch(() => {});
+    await pool?.end();
+    redis?.disconnect();
+    const dir = join(repoRoot, "test-artifacts");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "cluster-failover.json"), `${JSON.stringify(recovery, null, 2)}\n`);
+    console.table(recovery);
+  });
+
+  function kill(name: string) {
+    const pid = readPid(ctx.paths.pids, name);
+    if (pid === undefined) throw new Error(`${name} is not running`);
+    process.kill(-pid, "SIGKILL");
+    return Date.now();
+  }
+
+  /** How long after `faultAt` changes committed to MySQL take to show in Redis, on every partition. */
+  async function cdcRecoveryMs(faultAt: number): Promise<number> {
+    const before = await probeAvailable();
+    await pool.query("UPDATE sale_stock SET available = available + 1 WHERE activity_id = ?", [
+      probe.activityId,
+    ]);
+    await eventually(async () => expect(await probeAvailable()).toEqual(before.map((units) => units + 1)), {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+    });
+    return Date.now() - faultAt;
+  }
+
+  /**
+   * A sale of `units` to `buyers` buyers (100 requests a second at most, so that the fault lands while
+   * units remain); `fault` runs once a quarter of the units are sold and returns when it is injected.
+   */
+  async function saleWithFault(fault: (sale: { activityId: number; skuId: number }) => Promise<number>) {
+    const sale = freshIds();
+    await createSale(pool, { ...sale, units });
+    await eventually(
+      async () => expect(await cachedAvailable(redis, sale.activityId, sale.skuId)).toBe(units),
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    let sold = 0;
+    let injected: Promise<number> | undefined;
+    const userBase = (Date.now() % 1_000_000_000) * 1000;
+    const { outcomes, attempts } = await runBuyers({
+      apis,
+      secret: env.AUTH_JWT_SECRET,
+      sale,
+      users: Array.from({ length: buyers }, (_, i) => userBase + i),
+      concurrency: 10,
+      paceMs: 100,
+      onAnswer: (outcome) => {
+        if (outcome.status === 201 && ++sold === Math.floor(units / 4)) injected = fault(sale);
+      },
+    });
+    if (!injected) {
+      const answers = Object.groupBy(outcomes, (o) => `${o.status} ${o.code ?? ""}`);
+      throw new Error(`the fault was never injected; answers: ${Object.keys(answers).join(", ")}`);
+    }
+    const faultAt = await injected;
+    await expectSoundSale(sale, outcomes);
+    return {
+      sale,
+      faultAt,
+      disruptionMs: disruptionMs(attempts, faultAt),
+      next201Ms:
+        Math.min(...attempts.filter((a) => a.at >= faultAt && a.status === 201).map((a) => a.at)) - faultAt,
+      retried: outcomes.filter((o) => o.attempts > 1).length,
+      replayed: outcomes.filter((o) => o.status === 200).length,
+    };
+  }
+
+  async function expectSoundSale(sale: { activityId: number; skuId: number }, outcomes: Outcome[]) {
+    expect(outcomes).toHaveLength(buyers);
+    // 200: a retry found the order its first attempt committed (on an API killed before it could answer).
+    const bought = (o: Outcome) => o.status === 201 || (o.status === 200 && o.orderId !== undefined);
+    const wrong = outcomes.filter((o) => !bought(o) && o.code !== "SOLD_OUT");
+    expect(wrong, "every buyer ends with its order or SOLD_OUT").toEqual([]);
+    const answered = outcomes.filter(bought).map((o) => `${o.userId}/${o.orderId}`);
+    // Demand outlasted the units: none may be left unsold.
+    expect(answered).toHaveLength(units);
+    const [rows] = await pool.query(
+      "SELECT user_id AS userId, order_id AS orderId FROM sale_order WHERE activity_id = ? AND sku_id = ?",
+      [sale.activityId, sale.skuId],
+    );
+    const orders = (rows as { userId: number; orderId: string }[]).map((o) => `${o.userId}/${o.orderId}`);
+    expect(orders.sort(), "every order answered is in MySQL, every order in MySQL was answered").toEqual(
+      answered.sort(),
+    );
+    const ledger = await skuInDatabase(pool, sale.activityId, sale.skuId);
+    expect(ledger.available + ledger.pending + ledger.paid).toBe(ledger.supply);
+    expect(ledger.available).toBe(0);
+    await eventually(
+      async () => {
+        const check = await reconcile(pool, redis, {
+          activityId: sale.activityId,
+          repair: false,
+          recordIncidents: false,
+        });
+        expect(check.skus.map((sku) => sku.verdict)).toEqual(["in-sync"]);
+      },
+      { timeoutMs: 90_000, intervalMs: 1000 },
+    );
+  }
+
+  it("kill -9 the Redis master of the sale's slot: its replica takes over, buyers get 503 meanwhile, never a wrong answer", async () => {
+    const keys = (sale: { activityId: number; skuId: number }) => skuKeys(sale.activityId, sale.skuId).sku;
+    let masterBefore = 0;
+    let promotedAfterMs = 0;
+    const result = await saleWithFault(async (sale) => {
+      masterBefore = await masterPortOf(redis, keys(sale));
+      const at = kill(`redis-${(masterBefore - Number(env.FLASHGATE_REDIS_PORT)) / 100 + 1}`);
+      await eventually(async () => expect(await masterPortOf(redis, keys(sale))).not.toBe(masterBefore), {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      });
+      promotedAfterMs = Date.now() - at;
+      return at;
+    });
+    recovery["redis master"] = {
+      "replica promoted (ms)": promotedAfterMs,
+      "503s until (ms)": result.disruptionMs,
+      "buyers who retried": result.retried,
+    };
+    expect(await masterPortOf(redis, keys(result.sale))).not.toBe(masterBefore);
+    // The old master comes back as a replica of the new one.
+    await up(ctx);
+  });
+
+  it("kill -9 a Kafka broker: no change lost, CDC resumes on the other two", async () => {
+    let cdcMs = 0;
+    const result = await saleWithFault(async () => {
+      const at = kill("kafka-1");
+      cdcMs = await cdcRecoveryMs(at);
+      return at;
+    });
+    recovery["kafka broker"] = {
+      "CDC change in Redis after (ms)": cdcMs,
+      "503s until (ms)": result.disruptionMs,
+    };
+    await up(ctx);
+  });
+
+  it("kill -9 the Connect worker running the connector's task: the task moves to the other worker and resumes from its offsets", async () => {
+    const workers = [0, 1].map(
+      (index) => `http://127.0.0.1:${instancePort(Number(env.FLASHGATE_CONNECT_PORT), index)}`,
+    );
+    let cdcMs = 0;
+    let movedTo = "";
+    const result = await saleWithFault(async () => {
+      const status = await connectClient(workers[0]).status("flashgate-sale");
+      const runningOn = status.tasks[0].worker_id;
+      const index = workers.findIndex((url) => url.endsWith(runningOn.split(":")[1]));
+      const at = kill(`connect-${index + 1}`);
+      cdcMs = await cdcRecoveryMs(at);
+      movedTo = (await connectClient(workers[1 - index]).status("flashgate-sale")).tasks[0].worker_id;
+      expect(movedTo).not.toBe(runningOn);
+      return at;
+    });
+    recovery["connect worker"] = {
+      "CDC change in Redis after (ms)": cdcMs,
+      "503s until (ms)": result.disruptionMs,
+    };
+    await up(ctx);
+  });
+
+  it("kill -9 a cache-maintainer: its partitions move to the other, the batch in flight is applied again idempotently", async () => {
+    const survivor = `http://127.0.0.1:${instancePort(Number(env.FLASHGATE_MAINTAINER_PORT), 1)}/metrics`;
+    const salePartitions = async () =>
+      Number(
+        (await (await fetch(survivor)).text()).match(
+          /flashgate_kafka_assigned_partitions\{topic="flashgate\.sale"\} (\d+)/,
+        )?.[1],
+      );
+    expect(await salePartitions()).toBeLessThan(6);
+    let cdcMs = 0;
+    let movedMs = 0;
+    const result = await saleWithFault(async () => {
+      const at = kill("cache-maintainer-1");
+      cdcMs = await cdcRecoveryMs(at);
+      await eventually(async () => expect(await salePartitions()).toBe(6), {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      });
+      movedMs = Date.now() - at;
+      return at;
+    });
+    recovery["cache-maintainer"] = {
+      "all partitions on the other after (ms)": movedMs,
+      "CDC change in Redis after (ms)": cdcMs,
+      "503s until (ms)": result.disruptionMs,
+    };
+    await up(ctx);
+  });
+
+  it("kill -9 a purchase API: buyers retry on the other with the same key and get the truth", async () => {
+    const result = await saleWithFault(async () => kill("purchase-api-1"));
+    recovery["purchase-api"] = {
+      "next 201 after (ms)": result.next201Ms,
+      "buyers who retried": result.retried,
+      "retries answered with the order an attempt had committed": result.replayed,
+    };
+    expect(result.retried).toBeGreaterThan(0);
+    await up(ctx);
+  });
+});
+
+/** The port of the master serving a key's slot, as the cluster itself reports it now. */
+async function masterPortOf(redis: FlashgateRedis, key: string): Promise<number> {
+  const slot = (await redis.call("CLUSTER", "KEYSLOT", key)) as number;
+  const ranges = (await redis.call("CLUSTER", "SLOTS")) as [number, number, [string, number]][];
+  const range = ranges.find(([start, end]) => slot >= start && slot <= end);
+  if (!range) throw new Error(`no master serves slot ${slot}`);
+  return range[2][1];
+}
