@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only storm,drift,lag,micro,flood] [-- --processes N]
+// npm run bench [-- --quick] [-- --only storm,drift,lag,micro,flood,topology] [-- --processes N]
 
 import { availableParallelism } from "node:os";
 import { redisClient, withScripts } from "@flashgate/cache";
@@ -18,9 +18,10 @@ import { floodScenario } from "./scenarios/flood.ts";
 import { lagScenario } from "./scenarios/lag.ts";
 import { microScenario } from "./scenarios/micro.ts";
 import { storm } from "./scenarios/storm.ts";
+import { topologyScenario } from "./scenarios/topology.ts";
 
 export interface Systems {
-  flashgate: RunningSystem & { maintainerUrl: string };
+  flashgate: RunningSystem & { maintainerUrls: string[] };
   mysqlOnly: RunningSystem;
   redisTruth: RunningSystem;
   hello: RunningSystem;
@@ -77,7 +78,7 @@ try {
   if (wanted("lag")) {
     process.stderr.write("▸ CDC lag\n");
     process.stderr.write(
-      `  → ${writeResult(resultName("lag"), { facts, ...(await lagScenario(pool, systems.flashgate.maintainerUrl, [250, 500, 1000, 2000], quick ? 5 : 15)) })}\n`,
+      `  → ${writeResult(resultName("lag"), { facts, ...(await lagScenario(pool, systems.flashgate.maintainerUrls, [250, 500, 1000, 2000], quick ? 5 : 15)) })}\n`,
     );
   }
   if (wanted("micro")) {
@@ -110,6 +111,49 @@ try {
     process.stderr.write(
       `  → ${writeResult(resultName("flood"), { facts, ...(await floodScenario(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,
     );
+  }
+  if (wanted("topology")) {
+    const profile = {
+      ...(quick
+        ? { units: 200, requests: 10_000, users: 5_000, rounds: 2, lagSeconds: 5 }
+        : { units: 1000, requests: 50_000, users: 20_000, rounds: 3, lagSeconds: 15 }),
+      connections: 100,
+      lagRates: [500, 1000],
+    };
+    process.stderr.write(`▸ single topology beside the cluster topology ${JSON.stringify(profile)}\n`);
+    const cluster = await startBenchStack("cluster");
+    const clusterPool = createPool(cluster.env.DATABASE_URL, { connectionLimit: 16 });
+    const clusterRedis = withScripts(redisClient(cluster.env.REDIS_URL));
+    // The same two API processes as the single topology's, and two maintainers in one group.
+    const clusterFlashgate = await startFlashgate(cluster.env, processes, 2);
+    try {
+      const single = {
+        topology: "single" as const,
+        urls: systems.flashgate.urls,
+        maintainerUrls: systems.flashgate.maintainerUrls,
+        pool,
+        redis,
+        secret: env.AUTH_JWT_SECRET,
+      };
+      const result = await topologyScenario(
+        single,
+        {
+          topology: "cluster",
+          urls: clusterFlashgate.urls,
+          maintainerUrls: clusterFlashgate.maintainerUrls,
+          pool: clusterPool,
+          redis: clusterRedis,
+          secret: cluster.env.AUTH_JWT_SECRET,
+        },
+        profile,
+      );
+      process.stderr.write(`  → ${writeResult(resultName("topology"), { facts, ...result })}\n`);
+    } finally {
+      await clusterFlashgate.stop();
+      await clusterPool.end();
+      clusterRedis.disconnect();
+      if (process.env.FLASHGATE_KEEP_BENCH_STACK !== "1") await down(cluster.ctx);
+    }
   }
   writeResultsMarkdown();
   process.stderr.write("bench/RESULTS.md updated\n");

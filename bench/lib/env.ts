@@ -35,10 +35,30 @@ export async function databaseFacts(pool: Pool, engine: string): Promise<string>
   return `${engine} ${version} (sync_binlog=${sync_binlog}, innodb_flush_log_at_trx_commit=${flush})`;
 }
 
-export async function startBenchStack(): Promise<{ ctx: StackContext; env: Record<string, string> }> {
-  const ctx = stackContext({ env: { ...process.env, ...benchStackEnv }, progress: consoleProgress() });
+/** The cluster topology's bench stack (`--only topology`), beside the single one on ports of its own. */
+const clusterBenchStackEnv: Record<string, string> = {
+  FLASHGATE_HOME: sideStackHome("bench-cluster", engine),
+  FLASHGATE_DB: engine,
+  FLASHGATE_TOPOLOGY: "cluster",
+  FLASHGATE_DB_PORT: "24307",
+  FLASHGATE_REDIS_PORT: "27380",
+  FLASHGATE_KAFKA_PORT: "21092",
+  FLASHGATE_KAFKA_CONTROLLER_PORT: "21093",
+  FLASHGATE_CONNECT_PORT: "22083",
+  FLASHGATE_API_PORT: "22080",
+  FLASHGATE_MAINTAINER_PORT: "22082",
+  FLASHGATE_DASHBOARD_PORT: "22084",
+  FLASHGATE_KAFKA_HEAP: "384m",
+  FLASHGATE_CONNECT_HEAP: "512m",
+};
+
+export async function startBenchStack(
+  topology: "single" | "cluster" = "single",
+): Promise<{ ctx: StackContext; env: Record<string, string> }> {
+  const stackEnv = topology === "cluster" ? clusterBenchStackEnv : benchStackEnv;
+  const ctx = stackContext({ env: { ...process.env, ...stackEnv }, progress: consoleProgress() });
   await up(ctx, { withApps: false });
-  return { ctx, env: { ...benchStackEnv, ...appEnv(ctx) } };
+  return { ctx, env: { ...stackEnv, ...appEnv(ctx) } };
 }
 
 const version = (command: string, args: string[]) => {

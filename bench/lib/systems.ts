@@ -79,13 +79,18 @@ async function startProcesses(
   };
 }
 
-export async function startFlashgate(env: Record<string, string>, processes: number) {
-  const maintainer = await startProcess(
-    "cache-maintainer",
-    "apps/cache-maintainer/src/main.ts",
-    { ...env, DRIFT_INTERVAL_MS: "0", EXPIRY_INTERVAL_MS: "0" },
-    "/readyz",
-  );
+/** `processes` APIs and `maintainers` cache-maintainers (one consumer group) over one stack. */
+export async function startFlashgate(env: Record<string, string>, processes: number, maintainers = 1) {
+  const started: Awaited<ReturnType<typeof startProcess>>[] = [];
+  for (let i = 0; i < maintainers; i++)
+    started.push(
+      await startProcess(
+        "cache-maintainer",
+        "apps/cache-maintainer/src/main.ts",
+        { ...env, DRIFT_INTERVAL_MS: "0", EXPIRY_INTERVAL_MS: "0" },
+        "/readyz",
+      ),
+    );
   const api = await startProcesses(
     "flashgate",
     "apps/purchase-api/src/main.ts",
@@ -95,10 +100,11 @@ export async function startFlashgate(env: Record<string, string>, processes: num
   );
   return {
     ...api,
-    maintainerUrl: maintainer.url,
+    maintainerUrl: started[0].url,
+    maintainerUrls: started.map((maintainer) => maintainer.url),
     stop: async () => {
       await api.stop();
-      await maintainer.stop();
+      for (const maintainer of started) await maintainer.stop();
     },
   };
 }

@@ -2,20 +2,24 @@ import { histogramBuckets, parsePrometheus, quantileBetween, sumOf } from "@flas
 import type { Pool } from "mysql2/promise";
 import { createSale, newSale } from "../lib/sale.ts";
 
-const scrape = async (url: string) => parsePrometheus(await (await fetch(`${url}/metrics`)).text());
+/** Every maintainer's samples together: the group's instances share the partitions, and so the lag. */
+const scrape = async (urls: string[]) =>
+  (
+    await Promise.all(urls.map(async (url) => parsePrometheus(await (await fetch(`${url}/metrics`)).text())))
+  ).flat();
 
 /**
  * Mixed single-row writes (stock moves on 20 SKUs, paced) at each rate; commit → Redis lag from the
  * maintainer's histogram of row DATETIME(3) → apply, between scrapes. Bucket bounds limit precision
  * (interpolated within 5/10/25/50/100/250/500/1000 ms buckets).
  */
-export async function lagScenario(pool: Pool, maintainerUrl: string, rates: number[], seconds: number) {
+export async function lagScenario(pool: Pool, maintainerUrls: string[], rates: number[], seconds: number) {
   const skus = Array.from({ length: 20 }, () => newSale());
   for (const sku of skus) await createSale(pool, sku, 1_000_000);
   await new Promise((r) => setTimeout(r, 2000));
   const results = [];
   for (const rate of rates) {
-    const before = await scrape(maintainerUrl);
+    const before = await scrape(maintainerUrls);
     const started = Date.now();
     let sent = 0;
     let inFlight = 0;
@@ -46,7 +50,7 @@ export async function lagScenario(pool: Pool, maintainerUrl: string, rates: numb
     while (inFlight > 0) await new Promise((r) => setTimeout(r, 5));
     const writeSeconds = (Date.now() - started) / 1000;
     await new Promise((r) => setTimeout(r, 2000));
-    const after = await scrape(maintainerUrl);
+    const after = await scrape(maintainerUrls);
     const buckets = [
       histogramBuckets(
         before.filter((s) => s.labels.source === "row"),

@@ -13,8 +13,10 @@ export const defaultHome = join(repoRoot, ".flashgate");
  * The test, bench and chaos stacks live beside the dev stack, one home per engine, so that running the
  * suites on both engines never hands one engine's Kafka offsets to the other's connector.
  */
-export const sideStackHome = (stack: "test" | "test-cluster" | "bench" | "chaos", engine: DatabaseEngine) =>
-  join(repoRoot, `.flashgate-${stack}`, engine);
+export const sideStackHome = (
+  stack: "test" | "test-cluster" | "bench" | "bench-cluster" | "chaos",
+  engine: DatabaseEngine,
+) => join(repoRoot, `.flashgate-${stack}`, engine);
 
 export type StackPaths = ReturnType<typeof stackPaths>;
 

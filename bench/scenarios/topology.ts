@@ -1,0 +1,159 @@
+import { readFileSync } from "node:fs";
+import type { FlashgateRedis } from "@flashgate/cache";
+import { compareSku } from "@flashgate/sync";
+import { eventually } from "@flashgate/testkit";
+import type { Pool } from "mysql2/promise";
+import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
+import { createSale, mintTokens, newSale, purchaseRequest, unitsSold } from "../lib/sale.ts";
+import { lagScenario } from "./lag.ts";
+
+/** flashgate over one stack: its API processes, its maintainers, and the stack's MySQL and Redis. */
+export interface Deployment {
+  topology: "single" | "cluster";
+  urls: string[];
+  maintainerUrls: string[];
+  pool: Pool;
+  redis: FlashgateRedis;
+  /** The stack's own user-token secret: each stack generates its own. */
+  secret: string;
+}
+
+export interface TopologyProfile {
+  units: number;
+  requests: number;
+  users: number;
+  connections: number;
+  rounds: number;
+  lagRates: number[];
+  lagSeconds: number;
+}
+
+/** Busy CPU time of the whole machine so far (ms): every process of both stacks and the load generator. */
+function machineBusyMs(): number {
+  // "cpu user nice system idle iowait irq softirq steal …", in ticks of 10 ms.
+  const [user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8")
+    .split("\n")[0]
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return (user + nice + system + irq + softirq + steal) * 10;
+}
+
+interface TopologyRound {
+  topology: Deployment["topology"];
+  round: number;
+  requestsPerSecond: number;
+  errors: number;
+  latencyMs: Record<string, { count: number; p50: number; p99: number; p999: number }>;
+  machineCpuMsPerRequest: number;
+  unitsSold: number;
+  soldExactly: boolean;
+  cacheConverged: boolean;
+}
+
+async function openSale(deployment: Deployment, units: number) {
+  const sale = newSale();
+  await createSale(deployment.pool, sale, units);
+  await eventually(
+    async () => {
+      if (!(await compareSku(deployment.pool, deployment.redis, sale.activityId, sale.skuId)).equal)
+        throw new Error("not loaded yet");
+    },
+    { timeoutMs: 30_000 },
+  );
+  return sale;
+}
+
+/**
+ * The storm on the single topology and on the cluster topology in the same run, both stacks up, rounds
+ * in rotating order. On two cores the comparison is CPU per request and tail latency, not throughput:
+ * the cluster's six Redis nodes, three brokers and two workers share the same cores. Then the CDC lag
+ * on each at a few write rates.
+ */
+export async function topologyScenario(single: Deployment, cluster: Deployment, profile: TopologyProfile) {
+  const deployments = [single, cluster];
+  const tokens = new Map(deployments.map((d) => [d, mintTokens(d.secret, profile.users, 50_000_000)]));
+  for (const deployment of deployments) {
+    // An uncounted sale warms each deployment (JIT, pools, the CDC path, the cluster client's slot map).
+    const warmUp = await openSale(deployment, Math.ceil(profile.units / 10));
+    const warmTokens = mintTokens(deployment.secret, 2_000, 70_000_000);
+    await runLoad(deployment.urls, Math.ceil(profile.requests / 10), profile.connections, (i) =>
+      purchaseRequest(warmUp, warmTokens[i % warmTokens.length], `warm-${warmUp.activityId}-${i}`),
+    );
+  }
+  const rounds: TopologyRound[] = [];
+  for (let round = 0; round < profile.rounds; round++) {
+    const order = round % 2 ? [cluster, single] : [single, cluster];
+    for (const deployment of order) {
+      const sale = await openSale(deployment, profile.units);
+      process.stderr.write(
+        `  topology: ${deployment.topology}, round ${round + 1}, ${profile.requests} requests…\n`,
+      );
+      const cpuBefore = machineBusyMs();
+      const load = await runLoad(deployment.urls, profile.requests, profile.connections, (i) =>
+        purchaseRequest(
+          sale,
+          (tokens.get(deployment) ?? [])[i % profile.users],
+          `topology-${sale.activityId}-${i}`,
+        ),
+      );
+      const cpuMs = machineBusyMs() - cpuBefore;
+      const created = load.latencies["201"]?.length ?? 0;
+      await eventually(
+        async () => {
+          if ((await unitsSold(deployment.pool, sale)) < created)
+            throw new Error("orders still being written");
+          if (!(await compareSku(deployment.pool, deployment.redis, sale.activityId, sale.skuId)).equal)
+            throw new Error("cache still catching up");
+        },
+        { timeoutMs: 15_000 },
+      ).catch(() => {});
+      const sold = await unitsSold(deployment.pool, sale);
+      rounds.push({
+        topology: deployment.topology,
+        round: round + 1,
+        requestsPerSecond: Math.round(load.perSecond),
+        errors: load.errors,
+        latencyMs: {
+          ...latencySummary(load.latencies),
+          all: latencySummary({ all: allLatencies(load.latencies) }).all,
+        },
+        machineCpuMsPerRequest: Math.round((cpuMs / load.requests) * 1000) / 1000,
+        unitsSold: sold,
+        soldExactly: sold === profile.units,
+        cacheConverged: (await compareSku(deployment.pool, deployment.redis, sale.activityId, sale.skuId))
+          .equal,
+      });
+    }
+  }
+  const lag = [];
+  for (const deployment of deployments) {
+    process.stderr.write(`  topology: ${deployment.topology}, CDC lag…\n`);
+    lag.push({
+      topology: deployment.topology,
+      ...(await lagScenario(
+        deployment.pool,
+        deployment.maintainerUrls,
+        profile.lagRates,
+        profile.lagSeconds,
+      )),
+    });
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const of = (topology: string, pick: (r: TopologyRound) => number) =>
+    median(rounds.filter((r) => r.topology === topology).map(pick));
+  const ratio = (pick: (r: TopologyRound) => number) =>
+    Math.round((of("cluster", pick) / of("single", pick)) * 100) / 100;
+  return {
+    profile,
+    rounds,
+    lag,
+    clusterOverSingle: {
+      machineCpuPerRequest: ratio((r) => r.machineCpuMsPerRequest),
+      p99All: ratio((r) => r.latencyMs.all.p99),
+      p99Created: ratio((r) => r.latencyMs["201"]?.p99 ?? Number.NaN),
+      requestsPerSecond: ratio((r) => r.requestsPerSecond),
+    },
+  };
+}
