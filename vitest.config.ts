@@ -71,6 +71,16 @@ export default defineConfig({
           hookTimeout: 600_000,
         },
       },
+      // docker-compose.yml run for real under podman, with images built here (npm run test:containers).
+      {
+        test: {
+          name: "containers",
+          include: ["docker/test/*.containers.test.ts"],
+          globalSetup: ["docker/test/podman-setup.ts"],
+          testTimeout: 300_000,
+          hookTimeout: 1_200_000,
+        },
+      },
     ],
   },
 });

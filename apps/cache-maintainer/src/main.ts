@@ -83,7 +83,7 @@ const server = serve(
   {
     fetch: createApp({ redis, metrics, consuming: () => consumer.ready }).fetch,
     port: config.PORT,
-    hostname: "127.0.0.1",
+    hostname: config.HOST,
   },
   (info) => logger.info({ port: info.port, group: config.CONSUMER_GROUP }, "cache-maintainer running"),
 );

@@ -2,6 +2,7 @@ import { ConfigError } from "@flashgate/config";
 import { ConnectError } from "@flashgate/connect";
 import { StackError } from "@flashgate/stack";
 import { Command } from "commander";
+import { registerComposeEnvCommand } from "./commands/compose-env.ts";
 import { registerConnectorCommands } from "./commands/connectors.ts";
 import { registerDemoCommand } from "./commands/demo.ts";
 import { registerDriftCommands } from "./commands/drift.ts";
@@ -27,6 +28,7 @@ registerTokenCommand(program);
 registerConnectorCommands(program);
 registerDriftCommands(program);
 registerDemoCommand(program);
+registerComposeEnvCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -19,7 +19,7 @@ const collector = createCollector({
   apiUrl: config.PURCHASE_API_URL,
 });
 const app = createApp({ collector, redis, pool, logger, sampleIntervalMs: config.SAMPLE_INTERVAL_MS });
-const server = serve({ fetch: app.fetch, port: config.PORT, hostname: "127.0.0.1" }, (info) =>
+const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) =>
   logger.info({ port: info.port }, "dashboard listening"),
 );
 

@@ -12,6 +12,8 @@ export const secret = () =>
 /** What every flashgate app reads: where it listens, its two stores, how much it logs. */
 export const appFields = (defaultPort: number) => ({
   PORT: port(defaultPort),
+  // Loopback unless told otherwise: a container publishes its port from 0.0.0.0 (docker-compose.yml).
+  HOST: z.string().min(1).default("127.0.0.1"),
   DATABASE_URL: z.string().startsWith("mysql://", "must be a mysql:// URL"),
   REDIS_URL: z.string().startsWith("redis://", "must be a redis:// URL"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -12,7 +12,7 @@ export interface StackSecrets {
   paymentWebhookSecret: string;
 }
 
-const generate = (): StackSecrets => {
+export const generateSecrets = (): StackSecrets => {
   const token = () => randomBytes(24).toString("base64url");
   return {
     databaseRootPassword: token(),
@@ -33,7 +33,7 @@ export function loadSecrets(file: string): StackSecrets {
   // A home made before MySQL became the default named its root password after MariaDB.
   const { mariadbRootPassword, ...kept } = stored;
   const secrets: StackSecrets = {
-    ...generate(),
+    ...generateSecrets(),
     ...(mariadbRootPassword ? { databaseRootPassword: mariadbRootPassword } : {}),
     ...kept,
   };

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { ConfigError, parseConfig, secret } from "@flashgate/config";
 import { migrate } from "@flashgate/db";
 import { appDbUser, databaseName, debeziumDbUser, runMigrations, stackContext } from "@flashgate/stack";
@@ -10,7 +11,23 @@ const ownServerSchema = z.object({
   MIGRATE_ADMIN_URL: z.url(),
   APP_DB_PASSWORD: secret(),
   DEBEZIUM_DB_PASSWORD: secret(),
+  // A server starting beside this command (docker compose's one-shot setup): keep trying this long.
+  MIGRATE_WAIT_S: z.coerce.number().int().min(0).default(0),
 });
+
+async function connectWithin(uri: string, waitS: number) {
+  const deadline = Date.now() + waitS * 1000;
+  for (;;) {
+    try {
+      return await mysql.createConnection({ uri, connectTimeout: 5000 });
+    } catch (error) {
+      if (Date.now() >= deadline)
+        throw new ConfigError(`MIGRATE_ADMIN_URL: cannot connect (${(error as Error).message})`);
+      process.stderr.write(`waiting for the database (${(error as Error).message})\n`);
+      await sleep(1000);
+    }
+  }
+}
 
 export function registerMigrateCommand(program: Command) {
   program
@@ -21,11 +38,7 @@ export function registerMigrateCommand(program: Command) {
     .action(async () => {
       if (!process.env.MIGRATE_ADMIN_URL) return runMigrations(stackContext());
       const config = parseConfig(ownServerSchema, process.env);
-      const admin = await mysql
-        .createConnection({ uri: config.MIGRATE_ADMIN_URL, connectTimeout: 5000 })
-        .catch((error: Error) => {
-          throw new ConfigError(`MIGRATE_ADMIN_URL: cannot connect (${error.message})`);
-        });
+      const admin = await connectWithin(config.MIGRATE_ADMIN_URL, config.MIGRATE_WAIT_S);
       try {
         const { applied } = await migrate(admin, {
           database: databaseName,

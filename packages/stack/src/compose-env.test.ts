@@ -1,0 +1,46 @@
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { composeEnv, parseEnvFile, writeComposeEnv } from "./compose-env.ts";
+
+describe("the .env docker compose reads", () => {
+  it("gets a fresh secret for each variable, distinct, and the engine's profile", () => {
+    const env = composeEnv({}, "mariadb");
+    expect(env).toMatchObject({
+      COMPOSE_PROFILES: "mariadb",
+      FLASHGATE_DB: "mariadb",
+      COMPOSE_PROJECT_NAME: "flashgate",
+    });
+    const secrets = [
+      env.DB_ROOT_PASSWORD,
+      env.APP_DB_PASSWORD,
+      env.REDIS_PASSWORD,
+      env.AUTH_JWT_SECRET,
+      env.ADMIN_JWT_SECRET,
+    ];
+    expect(new Set(secrets).size).toBe(secrets.length);
+    for (const secret of secrets) expect(Buffer.byteLength(secret)).toBeGreaterThanOrEqual(32);
+  });
+
+  it("keeps what a file already holds (the volumes were made with it), but follows a new engine", () => {
+    const env = composeEnv(
+      { APP_DB_PASSWORD: "kept", FLASHGATE_DB: "mysql", COMPOSE_PROFILES: "mysql" },
+      "mariadb",
+    );
+    expect(env).toMatchObject({
+      APP_DB_PASSWORD: "kept",
+      FLASHGATE_DB: "mariadb",
+      COMPOSE_PROFILES: "mariadb",
+    });
+  });
+
+  it("is written private to its owner, completed on a second run without rotating a secret", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "compose-env-")), ".env");
+    expect(writeComposeEnv(file, "mysql")).toContain("AUTH_JWT_SECRET");
+    const first = parseEnvFile(readFileSync(file, "utf8"));
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(writeComposeEnv(file, "mysql")).toEqual([]);
+    expect(parseEnvFile(readFileSync(file, "utf8"))).toEqual(first);
+  });
+});
