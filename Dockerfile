@@ -11,7 +11,7 @@ COPY package.json package-lock.json ./
 COPY apps apps
 COPY packages packages
 # Production dependencies only: no test runner, linter or mutation tester in the image.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund --no-update-notifier
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \

@@ -3,6 +3,20 @@
 # (worker) variable overrides one property: KAFKA_LOG_RETENTION_HOURS=24 sets log.retention.hours.
 set -euo pipefail
 
+# Healthchecks (docker-compose.yml): the broker accepts connections; the worker's REST API answers 200.
+case "${1:-}" in
+healthy-broker)
+  exec 3<>/dev/tcp/127.0.0.1/9092
+  exit 0
+  ;;
+healthy-connect)
+  exec 3<>/dev/tcp/127.0.0.1/8083
+  printf 'GET /connector-plugins HTTP/1.0\r\n\r\n' >&3
+  grep -q '^HTTP/1.1 200' <&3
+  exit
+  ;;
+esac
+
 classpath="/opt/flashgate/kafka/*"
 config=/tmp/flashgate
 mkdir -p "$config"

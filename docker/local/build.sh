@@ -20,8 +20,9 @@ build() { # name context [containerfile] [podman build args…]
   echo "local images: $name built in $(elapsed "$started"), $(size "$name")"
 }
 
-# The base: a minimal Debian bookworm from its packages, made once and kept as a tarball.
-if ! podman image exists localhost/flashgate/debian:bookworm; then
+# The base: a minimal Debian bookworm from its packages, made once and kept as a tarball, then the
+# machine's own CAs added (docker/local/debian/Containerfile).
+if ! podman image exists localhost/flashgate/debian-minbase:bookworm; then
   started=$(date +%s)
   if [ ! -f "$work/debian-bookworm.tar" ]; then
     rm -rf "$work/rootfs"
@@ -30,9 +31,13 @@ if ! podman image exists localhost/flashgate/debian:bookworm; then
     mv "$work/debian-bookworm.tar.partial" "$work/debian-bookworm.tar"
     rm -rf "$work/rootfs"
   fi
-  podman import -q "$work/debian-bookworm.tar" localhost/flashgate/debian:bookworm >/dev/null
-  echo "local images: localhost/flashgate/debian:bookworm built in $(elapsed "$started"), $(size localhost/flashgate/debian:bookworm)"
+  podman import -q "$work/debian-bookworm.tar" localhost/flashgate/debian-minbase:bookworm >/dev/null
+  echo "local images: debootstrap and import in $(elapsed "$started")"
 fi
+rm -rf "$work/debian" && mkdir -p "$work/debian/ca-certificates"
+cp docker/local/debian/Containerfile "$work/debian/"
+cp /usr/local/share/ca-certificates/*.crt "$work/debian/ca-certificates/" 2>/dev/null || true
+build localhost/flashgate/debian:bookworm "$work/debian"
 
 # Node 24 and npm: the binary the `node` package brought into this checkout, the npm the machine has.
 rm -rf "$work/node" && mkdir -p "$work/node"

@@ -58,7 +58,10 @@ describe("docker compose up, under podman with the local images", () => {
     );
     const started = Date.now();
     const up = compose("up", "-d", "--no-build");
-    if (up.status !== 0) throw new Error(`docker-compose up failed:\n${up.stdout}\n${up.stderr}`);
+    if (up.status !== 0) {
+      const logs = compose("logs", "--no-color", "--tail", "40");
+      throw new Error(`docker-compose up failed:\n${up.stdout}\n${up.stderr}\n${logs.stdout}`);
+    }
     await eventually(async () => expect((await fetch(`${api}/readyz`)).status).toBe(200), {
       timeoutMs: 300_000,
       intervalMs: 1000,

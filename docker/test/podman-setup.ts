@@ -34,7 +34,22 @@ export default async function setup(project: TestProject) {
     await sleep(100);
   }
   project.provide("dockerHost", `unix://${socket}`);
+  // podman schedules healthchecks with systemd timers, and these machines run no systemd: run them here,
+  // as the timers would, so that compose's depends_on conditions see services become healthy.
+  const ticker = setInterval(() => {
+    const listed = spawnSync(
+      "podman",
+      ["ps", "-q", "--filter", "health=starting", "--filter", "health=unhealthy"],
+      {
+        env,
+        encoding: "utf8",
+      },
+    );
+    for (const id of listed.stdout.split("\n").filter(Boolean))
+      spawn("podman", ["healthcheck", "run", id], { env, stdio: "ignore" });
+  }, 2000);
   return () => {
+    clearInterval(ticker);
     service.kill("SIGTERM");
   };
 }
