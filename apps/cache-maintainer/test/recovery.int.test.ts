@@ -1,8 +1,5 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { readCachedSku, skuKeys } from "@flashgate/cache";
 import { serverErrors } from "@flashgate/db";
-import { up } from "@flashgate/stack";
 import { compareSku } from "@flashgate/sync";
 import { parsePrometheus, sumOf } from "@flashgate/telemetry/scrape";
 import {
@@ -15,8 +12,8 @@ import {
   freshIds,
   skuInDatabase,
   sold,
+  stackPart,
   startMaintainer,
-  testContext,
 } from "@flashgate/testkit";
 import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import type { Pool } from "mysql2/promise";
@@ -125,8 +122,8 @@ describe("cache-maintainer recovery", () => {
     const maintainer = await startMaintainer();
     running.push(maintainer);
     await expectConverged(c, sku.activityId, sku.skuId);
-    const ctx = testContext();
-    process.kill(-Number(readFileSync(join(ctx.paths.pids, "kafka.pid"), "utf8")), "SIGKILL");
+    const kafka = await stackPart("kafka");
+    await kafka.kill();
     try {
       await c.pool.query(
         "UPDATE sale_stock SET available = available + 5 WHERE activity_id = ? AND sku_id = ?",
@@ -137,7 +134,7 @@ describe("cache-maintainer recovery", () => {
         timeoutMs: 60_000,
       });
     } finally {
-      await up(ctx, { withApps: false });
+      await kafka.restore();
     }
     await expectConverged(c, sku.activityId, sku.skuId, 90_000);
     expect(await cachedAvailable(c.redis, sku.activityId, sku.skuId)).toBe(1005);

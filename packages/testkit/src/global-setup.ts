@@ -1,5 +1,7 @@
 import { appEnv, consoleProgress, down, stackContext, up } from "@flashgate/stack";
 import type { TestProject } from "vitest/node";
+import { startContainerStack } from "./container-stack.ts";
+import { localImages, servePodman } from "./podman.ts";
 import { testStackEnv } from "./test-stack.ts";
 
 declare module "vitest" {
@@ -8,9 +10,30 @@ declare module "vitest" {
   }
 }
 
-/** Starts (or reuses) the real test stack once per run and hands its connection settings to every test file. */
+/**
+ * Starts (or reuses) the real test stack once per run and hands its connection settings to every test
+ * file: native processes, or with FLASHGATE_TEST_STACK=containers the same parts in containers, started
+ * by testcontainers under podman with the images docker/local/build.sh makes.
+ */
 export default async function setup(project: TestProject) {
   const ctx = stackContext({ env: { ...process.env, ...testStackEnv }, progress: consoleProgress() });
+  if (process.env.FLASHGATE_TEST_STACK === "containers") {
+    const podman = await servePodman();
+    process.env.DOCKER_HOST = podman.dockerHost;
+    // Ryuk, testcontainers' reaper, is an image from a registry: the teardown below removes what started.
+    process.env.TESTCONTAINERS_RYUK_DISABLED = "true";
+    const stack = await startContainerStack(ctx, localImages());
+    project.provide("stackEnv", {
+      ...testStackEnv,
+      ...appEnv(ctx),
+      FLASHGATE_TEST_STACK: "containers",
+      DOCKER_HOST: podman.dockerHost,
+    });
+    return async () => {
+      await stack.stop();
+      podman.stop();
+    };
+  }
   const started = await up(ctx, { withApps: false });
   project.provide("stackEnv", { ...testStackEnv, ...appEnv(ctx) });
   return async () => {

@@ -103,8 +103,13 @@ export function adminConnection(
   ctx: StackContext,
   password: string = ctx.secrets.databaseRootPassword,
 ): Promise<Connection> {
+  // The stack's own server through its socket; one in a container (the test stack's
+  // FLASHGATE_TEST_STACK=containers) through its published port, where root may log in from anywhere.
+  const socket = socketPath(ctx);
   return mysql.createConnection({
-    socketPath: socketPath(ctx),
+    ...(existsSync(socket)
+      ? { socketPath: socket }
+      : { host: "127.0.0.1", port: ctx.config.FLASHGATE_DB_PORT }),
     user: "root",
     password,
     multipleStatements: false,
