@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { databaseEngineOf } from "@flashgate/config";
 import { repoRoot, writeComposeEnv } from "@flashgate/stack";
 import { adminToken, eventually, userToken } from "@flashgate/testkit";
 import mysql from "mysql2/promise";
@@ -19,6 +20,7 @@ const ports = {
 };
 const api = `http://127.0.0.1:${ports.FLASHGATE_API_PORT}`;
 
+/** MySQL 8 unless FLASHGATE_DB=mariadb picks the compose file's MariaDB profile. */
 describe("docker compose up, under podman with the local images", () => {
   const dir = mkdtempSync(join(tmpdir(), "flashgate-compose-"));
   const envFile = join(dir, ".env");
@@ -42,7 +44,7 @@ describe("docker compose up, under podman with the local images", () => {
   let secrets: Record<string, string>;
 
   beforeAll(async () => {
-    writeComposeEnv(envFile, "mysql");
+    writeComposeEnv(envFile, databaseEngineOf(process.env));
     const images = readFileSync(join(repoRoot, "docker", "local", "images.env"), "utf8");
     writeFileSync(
       envFile,
