@@ -5,6 +5,20 @@ import type { Pool } from "mysql2/promise";
 import { createSale, newSale } from "../lib/sale.ts";
 import type { Systems } from "../run.ts";
 
+/** A fresh sale in MySQL, once flashgate's cache holds it (through CDC). */
+export async function cachedSale(pool: Pool, redis: FlashgateRedis, units: number) {
+  const sale = newSale();
+  await createSale(pool, sale, units);
+  await eventually(
+    async () => {
+      if (!(await compareSku(pool, redis, sale.activityId, sale.skuId)).equal)
+        throw new Error("not loaded yet");
+    },
+    { timeoutMs: 30_000 },
+  );
+  return sale;
+}
+
 /** A fresh sale in MySQL, made ready the way each design does it: CDC for flashgate, a copy for Redis-as-truth. */
 export async function openSale(
   systems: Systems,
@@ -13,17 +27,9 @@ export async function openSale(
   redis: FlashgateRedis,
   units: number,
 ) {
+  if (system === systems.flashgate) return cachedSale(pool, redis, units);
   const sale = newSale();
   await createSale(pool, sale, units);
-  if (system === systems.flashgate) {
-    await eventually(
-      async () => {
-        if (!(await compareSku(pool, redis, sale.activityId, sale.skuId)).equal)
-          throw new Error("not loaded yet");
-      },
-      { timeoutMs: 30_000 },
-    );
-  }
   // Every process's writer watches the sale's queue.
   if (system === systems.redisTruth)
     for (const url of system.urls)

@@ -4,8 +4,9 @@ import { compareSku } from "@flashgate/sync";
 import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
-import { createSale, mintTokens, newSale, purchaseRequest, unitsSold } from "../lib/sale.ts";
+import { mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import { lagScenario } from "./lag.ts";
+import { cachedSale } from "./open-sale.ts";
 
 /** flashgate over one stack: its API processes, its maintainers, and the stack's MySQL and Redis. */
 export interface Deployment {
@@ -52,19 +53,6 @@ interface TopologyRound {
   cacheConverged: boolean;
 }
 
-async function openSale(deployment: Deployment, units: number) {
-  const sale = newSale();
-  await createSale(deployment.pool, sale, units);
-  await eventually(
-    async () => {
-      if (!(await compareSku(deployment.pool, deployment.redis, sale.activityId, sale.skuId)).equal)
-        throw new Error("not loaded yet");
-    },
-    { timeoutMs: 30_000 },
-  );
-  return sale;
-}
-
 /**
  * The storm on the single topology and on the cluster topology in the same run, both stacks up, rounds
  * in rotating order. On two cores the comparison is CPU per request and tail latency, not throughput:
@@ -76,7 +64,7 @@ export async function topologyScenario(single: Deployment, cluster: Deployment, 
   const tokens = new Map(deployments.map((d) => [d, mintTokens(d.secret, profile.users, 50_000_000)]));
   for (const deployment of deployments) {
     // An uncounted sale warms each deployment (JIT, pools, the CDC path, the cluster client's slot map).
-    const warmUp = await openSale(deployment, Math.ceil(profile.units / 10));
+    const warmUp = await cachedSale(deployment.pool, deployment.redis, Math.ceil(profile.units / 10));
     const warmTokens = mintTokens(deployment.secret, 2_000, 70_000_000);
     await runLoad(deployment.urls, Math.ceil(profile.requests / 10), profile.connections, (i) =>
       purchaseRequest(warmUp, warmTokens[i % warmTokens.length], `warm-${warmUp.activityId}-${i}`),
@@ -86,7 +74,7 @@ export async function topologyScenario(single: Deployment, cluster: Deployment, 
   for (let round = 0; round < profile.rounds; round++) {
     const order = round % 2 ? [cluster, single] : [single, cluster];
     for (const deployment of order) {
-      const sale = await openSale(deployment, profile.units);
+      const sale = await cachedSale(deployment.pool, deployment.redis, profile.units);
       process.stderr.write(
         `  topology: ${deployment.topology}, round ${round + 1}, ${profile.requests} requests…\n`,
       );

@@ -1,10 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { databaseEngineOf } from "@flashgate/config";
-import { repoRoot, writeComposeEnv } from "@flashgate/stack";
+import { parseEnvFile, repoRoot, writeComposeEnv } from "@flashgate/stack";
 import { adminToken, eventually, userToken } from "@flashgate/testkit";
+import { localImages } from "@flashgate/testkit/podman";
 import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
@@ -45,18 +46,13 @@ describe("docker compose up, under podman with the local images", () => {
 
   beforeAll(async () => {
     writeComposeEnv(envFile, databaseEngineOf(process.env));
-    const images = readFileSync(join(repoRoot, "docker", "local", "images.env"), "utf8");
-    writeFileSync(
+    secrets = parseEnvFile(readFileSync(envFile, "utf8"));
+    const extra = { ...localImages(), ...ports };
+    appendFileSync(
       envFile,
-      `${readFileSync(envFile, "utf8")}${images}${Object.entries(ports)
-        .map(([k, v]) => `${k}=${v}`)
-        .join("\n")}\n`,
-    );
-    secrets = Object.fromEntries(
-      readFileSync(envFile, "utf8")
-        .split("\n")
-        .filter((l) => l.includes("=") && !l.startsWith("#"))
-        .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+      Object.entries(extra)
+        .map(([name, value]) => `${name}=${value}\n`)
+        .join(""),
     );
     const started = Date.now();
     const up = compose("up", "-d", "--no-build");

@@ -3,7 +3,7 @@ export { connectorEnv, connectUrl } from "./components/connect.ts";
 export { adminConnection } from "./components/database.ts";
 export { kafkaBootstrap } from "./components/kafka.ts";
 export { redisUrl } from "./components/redis.ts";
-export { writeComposeEnv } from "./compose-env.ts";
+export { parseEnvFile, writeComposeEnv } from "./compose-env.ts";
 export type { Component, StackContext } from "./context.ts";
 export { appDbUser, databaseName, debeziumDbUser } from "./context.ts";
 export { isPortOpen } from "./net.ts";

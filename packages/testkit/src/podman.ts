@@ -2,19 +2,14 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { repoRoot } from "@flashgate/stack";
+import { parseEnvFile, repoRoot } from "@flashgate/stack";
 
 /** podman's settings for these machines (docker/local/containers.conf): runc and explicit ulimits. */
 export const podmanEnv = { CONTAINERS_CONF: join(repoRoot, "docker", "local", "containers.conf") };
 
 /** The image names docker/local/build.sh wrote, by compose variable (MYSQL_IMAGE, FLASHGATE_KAFKA_IMAGE, …). */
 export const localImages = (): Record<string, string> =>
-  Object.fromEntries(
-    readFileSync(join(repoRoot, "docker", "local", "images.env"), "utf8")
-      .split("\n")
-      .filter((line) => line.includes("="))
-      .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
-  );
+  parseEnvFile(readFileSync(join(repoRoot, "docker", "local", "images.env"), "utf8"));
 
 /**
  * Builds the local images (docker/local/build.sh: no registry needed) and serves podman's Docker API on a

@@ -14,6 +14,7 @@ import {
   stackEnv,
   testContext,
 } from "@flashgate/testkit";
+import { Admin } from "@platformatic/kafka";
 import type { Pool } from "mysql2/promise";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { disruptionMs, type Outcome, runBuyers } from "./buyers.ts";
@@ -167,6 +168,29 @@ describe("the cluster topology during a sale", () => {
       { timeoutMs: 90_000, intervalMs: 1000 },
     );
   }
+
+  it("replicates every topic on the three brokers: Connect's, Debezium's and the CDC topics", async () => {
+    const admin = new Admin({ clientId: "failover-test", bootstrapBrokers: env.KAFKA_BROKERS.split(",") });
+    try {
+      const names = (await admin.listTopics()).filter((name) => !name.startsWith("__consumer"));
+      const { topics } = await admin.metadata({ topics: names });
+      const replicas = Object.fromEntries(
+        names.map((name) => [
+          name,
+          [...(topics.get(name)?.partitions.values() ?? [])].map((p) => p.replicas.length),
+        ]),
+      );
+      for (const expected of [
+        "flashgate.sale",
+        "__debezium-heartbeat.flashgate",
+        "flashgate-connect-offsets",
+      ])
+        expect(names).toContain(expected);
+      for (const name of names) expect([...new Set(replicas[name])], name).toEqual([3]);
+    } finally {
+      await admin.close();
+    }
+  });
 
   it("kill -9 the Redis master of the sale's slot: its replica takes over, buyers get 503 meanwhile, never a wrong answer", async () => {
     const keys = (sale: { activityId: number; skuId: number }) => skuKeys(sale.activityId, sale.skuId).sku;
