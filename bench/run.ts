@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only storm,drift,lag,micro,flood,topology] [-- --processes N]
+// npm run bench [-- --quick] [-- --only storm,drift,lag,micro,flood,topology,bigstock,catalogue] [-- --processes N]
 
 import { availableParallelism } from "node:os";
 import { redisClient, withScripts } from "@flashgate/cache";
@@ -13,6 +13,8 @@ import {
   startMysqlOnly,
   startRedisTruth,
 } from "./lib/systems.ts";
+import { bigStock } from "./scenarios/bigstock.ts";
+import { catalogue } from "./scenarios/catalogue.ts";
 import { driftScenario } from "./scenarios/drift.ts";
 import { floodScenario } from "./scenarios/flood.ts";
 import { lagScenario } from "./scenarios/lag.ts";
@@ -154,6 +156,28 @@ try {
       clusterRedis.disconnect();
       if (process.env.FLASHGATE_KEEP_BENCH_STACK !== "1") await down(cluster.ctx);
     }
+  }
+  if (wanted("bigstock")) {
+    const profile = quick
+      ? { units: 10_000, requests: 30_000, users: 15_000, connections: 100 }
+      : { units: 100_000, requests: 300_000, users: 150_000, connections: 100 };
+    process.stderr.write(`▸ big stock ${JSON.stringify(profile)}\n`);
+    process.stderr.write(
+      `  → ${writeResult(resultName("bigstock"), { facts, ...(await bigStock(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,
+    );
+  }
+  if (wanted("catalogue")) {
+    const profile = {
+      ...(quick
+        ? { skus: 200, unitsPerSku: 50, requests: 40_000, users: 20_000 }
+        : { skus: 1000, unitsPerSku: 100, requests: 200_000, users: 100_000 }),
+      connections: 100,
+      zipf: 1.1,
+    };
+    process.stderr.write(`▸ catalogue ${JSON.stringify(profile)}\n`);
+    process.stderr.write(
+      `  → ${writeResult(resultName("catalogue"), { facts, ...(await catalogue(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,
+    );
   }
   writeResultsMarkdown();
   process.stderr.write("bench/RESULTS.md updated\n");

@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { databaseEngineOf } from "@flashgate/config";
 import {
@@ -76,4 +77,16 @@ export function machineFacts(database: string) {
     redis: version("redis-server", ["--version"]),
     java: version("java", ["-version"]),
   };
+}
+
+/** Busy CPU time of the whole machine so far (ms): every process of both stacks and the load generator. */
+export function machineBusyMs(): number {
+  // "cpu user nice system idle iowait irq softirq steal …", in ticks of 10 ms.
+  const [user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8")
+    .split("\n")[0]
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return (user + nice + system + irq + softirq + steal) * 10;
 }

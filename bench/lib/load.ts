@@ -82,6 +82,8 @@ export async function runLoad(
     stop?: () => boolean;
     /** Each connection waits this long after an answer before its next request: clients, not a firehose. */
     thinkMs?: number;
+    /** Told of every answer: the request's index, its outcome label and when it came (ms since the start). */
+    onAnswer?: (index: number, label: string, atMs: number) => void;
   } = {},
 ): Promise<LoadResult> {
   const stop = background.stop ?? (() => false);
@@ -92,10 +94,12 @@ export async function runLoad(
   // Answers per outcome in each 250 ms of the run: where the time of a storm goes.
   const timeline: Record<string, number>[] = [];
   let started = 0;
-  const record = (label: string, ms: number) => {
+  const record = (index: number, label: string, ms: number) => {
     latencies[label] ??= [];
     latencies[label].push(ms);
-    const slot = Math.floor((performance.now() - started) / 250);
+    const atMs = performance.now() - started;
+    background.onAnswer?.(index, label, atMs);
+    const slot = Math.floor(atMs / 250);
     timeline[slot] ??= {};
     timeline[slot][label] = (timeline[slot][label] ?? 0) + 1;
   };
@@ -104,12 +108,14 @@ export async function runLoad(
     new Promise<void>((resolve) => {
       let buffer: Buffer = Buffer.alloc(0);
       let sentAt = 0;
+      let index = 0;
       const send = () => {
         if (issued >= total || stop()) {
           socket.end();
           return resolve();
         }
-        const request = serialise(next(issued++), host);
+        index = issued++;
+        const request = serialise(next(index), host);
         sentAt = performance.now();
         socket.write(request);
       };
@@ -119,6 +125,7 @@ export async function runLoad(
         if (!response) return;
         buffer = buffer.subarray(response.size);
         record(
+          index,
           response.code ? `${response.status} ${response.code}` : String(response.status),
           performance.now() - sentAt,
         );

@@ -46,3 +46,16 @@ export const purchaseRequest = (sale: { activityId: number; skuId: number }, tok
   headers: { authorization: `Bearer ${token}`, "idempotency-key": key, "content-type": "application/json" },
   body: JSON.stringify(sale),
 });
+
+/** One activity selling `skus` SKUs (ids 1…skus) of `units` each. */
+export async function createCatalogue(pool: Pool, activityId: number, skus: number, units: number) {
+  await pool.query(
+    "INSERT INTO activity (id, name, starts_at, ends_at) VALUES (?, 'bench catalogue', NOW(3) - INTERVAL 1 MINUTE, NOW(3) + INTERVAL 1 HOUR)",
+    [activityId],
+  );
+  const ids = Array.from({ length: skus }, (_, i) => i + 1);
+  await pool.query(
+    `INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES ${ids.map(() => "(?, ?, ?, 1000, 'EUR')").join(", ")}`,
+    ids.flatMap((skuId) => [activityId, skuId, units]),
+  );
+}

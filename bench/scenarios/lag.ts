@@ -3,10 +3,32 @@ import type { Pool } from "mysql2/promise";
 import { createSale, newSale } from "../lib/sale.ts";
 
 /** Every maintainer's samples together: the group's instances share the partitions, and so the lag. */
-const scrape = async (urls: string[]) =>
+export const scrape = async (urls: string[]) =>
   (
     await Promise.all(urls.map(async (url) => parsePrometheus(await (await fetch(`${url}/metrics`)).text())))
   ).flat();
+
+type Samples = Awaited<ReturnType<typeof scrape>>;
+
+/** Commit → Redis lag between two scrapes (ms, interpolated within the histogram's buckets), and the changes applied. */
+export function lagBetween(before: Samples, after: Samples) {
+  const rows = (samples: Samples) =>
+    histogramBuckets(
+      samples.filter((s) => s.labels.source === "row"),
+      "flashgate_cdc_lag_seconds",
+    );
+  const ms = (q: number) => {
+    const seconds = quantileBetween(rows(before), rows(after), q);
+    return seconds === undefined ? null : Math.round(seconds * 1000);
+  };
+  return {
+    lagP50Ms: ms(0.5),
+    lagP99Ms: ms(0.99),
+    applied:
+      sumOf(after, "flashgate_cdc_events_total", { result: "applied" }) -
+      sumOf(before, "flashgate_cdc_events_total", { result: "applied" }),
+  };
+}
 
 /**
  * Mixed single-row writes (stock moves on 20 SKUs, paced) at each rate; commit → Redis lag from the
@@ -51,30 +73,16 @@ export async function lagScenario(pool: Pool, maintainerUrls: string[], rates: n
     const writeSeconds = (Date.now() - started) / 1000;
     await new Promise((r) => setTimeout(r, 2000));
     const after = await scrape(maintainerUrls);
-    const buckets = [
-      histogramBuckets(
-        before.filter((s) => s.labels.source === "row"),
-        "flashgate_cdc_lag_seconds",
-      ),
-      histogramBuckets(
-        after.filter((s) => s.labels.source === "row"),
-        "flashgate_cdc_lag_seconds",
-      ),
-    ];
-    const p50 = quantileBetween(buckets[0], buckets[1], 0.5);
-    const p99 = quantileBetween(buckets[0], buckets[1], 0.99);
-    const applied =
-      sumOf(after, "flashgate_cdc_events_total", { result: "applied" }) -
-      sumOf(before, "flashgate_cdc_events_total", { result: "applied" });
+    const { lagP50Ms, lagP99Ms, applied } = lagBetween(before, after);
     results.push({
       targetPerSecond: rate,
       achievedPerSecond: Math.round((sent - dropped) / writeSeconds),
       appliedChanges: applied,
-      lagP50Ms: p50 === undefined ? null : Math.round(p50 * 1000),
-      lagP99Ms: p99 === undefined ? null : Math.round(p99 * 1000),
+      lagP50Ms,
+      lagP99Ms,
       droppedByGenerator: dropped,
       // Bounded: the maintainer applied what was written, with p99 under a second.
-      bounded: p99 !== undefined && p99 < 1 && applied >= 0.99 * (sent - dropped),
+      bounded: lagP99Ms !== null && lagP99Ms < 1000 && applied >= 0.99 * (sent - dropped),
     });
   }
   return { seconds, results };

@@ -2,7 +2,8 @@ import type { FlashgateRedis } from "@flashgate/cache";
 import { compareSku } from "@flashgate/sync";
 import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
-import { createSale, newSale } from "../lib/sale.ts";
+import { runLoad } from "../lib/load.ts";
+import { createSale, newSale, purchaseRequest } from "../lib/sale.ts";
 import type { Systems } from "../run.ts";
 
 /** A fresh sale in MySQL, once flashgate's cache holds it (through CDC). */
@@ -35,4 +36,22 @@ export async function openSale(
     for (const url of system.urls)
       await fetch(`${url}/admin/load/${sale.activityId}/${sale.skuId}`, { method: "POST" });
   return sale;
+}
+
+/**
+ * A small sale first (not counted) warms a design and the stack behind it (JIT, pools, the CDC path),
+ * as a system in service is warm when a sale opens; its buyers are its own.
+ */
+export async function warmUp(
+  systems: Systems,
+  system: { urls: string[] },
+  pool: Pool,
+  redis: FlashgateRedis,
+  tokens: string[],
+  size: { units: number; requests: number; connections: number },
+) {
+  const sale = await openSale(systems, system, pool, redis, size.units);
+  await runLoad(system.urls, size.requests, size.connections, (i) =>
+    purchaseRequest(sale, tokens[i % tokens.length], `warm-${sale.activityId}-${i}`),
+  );
 }

@@ -7,7 +7,7 @@ import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import type { RunningSystem } from "../lib/systems.ts";
 import type { Systems } from "../run.ts";
-import { openSale } from "./open-sale.ts";
+import { openSale, warmUp } from "./open-sale.ts";
 
 export interface StormProfile {
   units: number;
@@ -24,7 +24,7 @@ const apiTransactions = async (url: string) =>
 const statsTransactions = async (url: string) =>
   ((await (await fetch(`${url}/stats`)).json()) as { transactions: number }).transactions;
 /** Database purchase transactions so far, summed over the design's processes. */
-const transactionsOf = async (systems: Systems, system: RunningSystem) => {
+export const transactionsOf = async (systems: Systems, system: RunningSystem) => {
   const count = system === systems.flashgate ? apiTransactions : statsTransactions;
   return (await Promise.all(system.urls.map(count))).reduce((sum, n) => sum + n, 0);
 };
@@ -42,12 +42,11 @@ export async function storm(
   const warmUpTokens = mintTokens(secret, 2_000, 30_000_000);
   const results = [];
   for (const system of [systems.flashgate, systems.redisTruth, systems.mysqlOnly]) {
-    // A small sale first (a tenth of the units and requests, not counted) warms each system and the
-    // stack behind it (JIT, pools, the CDC path), as a system in service is warm when a sale opens.
-    const warmUp = await openSale(systems, system, pool, redis, Math.ceil(profile.units / 10));
-    await runLoad(system.urls, Math.ceil(profile.requests / 10), profile.connections, (i) =>
-      purchaseRequest(warmUp, warmUpTokens[i % warmUpTokens.length], `warm-${warmUp.activityId}-${i}`),
-    );
+    await warmUp(systems, system, pool, redis, warmUpTokens, {
+      units: Math.ceil(profile.units / 10),
+      requests: Math.ceil(profile.requests / 10),
+      connections: profile.connections,
+    });
     const sale = await openSale(systems, system, pool, redis, profile.units);
     const before = await transactionsOf(systems, system);
     process.stderr.write(`  storm: ${system.name}, ${profile.requests} requests…\n`);

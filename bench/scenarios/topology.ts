@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
 import type { FlashgateRedis } from "@flashgate/cache";
 import { compareSku } from "@flashgate/sync";
 import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
+import { machineBusyMs } from "../lib/env.ts";
 import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
 import { mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import { lagScenario } from "./lag.ts";
@@ -27,18 +27,6 @@ export interface TopologyProfile {
   rounds: number;
   lagRates: number[];
   lagSeconds: number;
-}
-
-/** Busy CPU time of the whole machine so far (ms): every process of both stacks and the load generator. */
-function machineBusyMs(): number {
-  // "cpu user nice system idle iowait irq softirq steal …", in ticks of 10 ms.
-  const [user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8")
-    .split("\n")[0]
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  return (user + nice + system + irq + softirq + steal) * 10;
 }
 
 interface TopologyRound {

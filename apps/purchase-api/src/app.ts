@@ -65,6 +65,7 @@ export function createApp(deps: AppDeps) {
     guard,
     batch: {
       maxSize: config.DB_MAX_BATCH,
+      maxConcurrent: config.DB_MAX_IN_FLIGHT,
       maxWaitMs: config.DB_QUEUE_TIMEOUT_MS,
       gatherMs: config.DB_BATCH_GATHER_MS,
     },

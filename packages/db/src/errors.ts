@@ -19,6 +19,10 @@ export const errnoOf = (error: unknown): number | undefined => (error as { errno
 
 export const isDuplicateKey = (error: unknown) => errnoOf(error) === serverErrors.duplicateKey;
 
+/** The statement lost a lock conflict (deadlock, lock wait timeout) and its transaction was rolled back. */
+export const isLockConflict = (error: unknown) =>
+  errnoOf(error) === serverErrors.deadlock || errnoOf(error) === serverErrors.lockWaitTimeout;
+
 /** Runs an INSERT: true if it inserted, false if the key already existed; any other failure is thrown. */
 export const inserted = (insert: Promise<unknown>): Promise<boolean> =>
   insert.then(

@@ -19,6 +19,7 @@ export {
   findPurchase,
   type Order,
   type OrderState,
+  type SoldOutSnapshot,
   soldOutBuyers,
 } from "./orders.ts";
 export { createPool, warmPool } from "./pool.ts";

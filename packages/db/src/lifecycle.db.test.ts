@@ -125,10 +125,35 @@ describe("an order's life after the purchase, on the database alone", () => {
     expect(await soldOutBuyers(pool, open.ids.activityId, open.ids.skuId)).toBeNull();
     expect(await soldOutBuyers(pool, open.ids.activityId, open.ids.skuId + 1)).toBeNull();
     const gone = await sale(2, [7, 8]);
-    expect(await soldOutBuyers(pool, gone.ids.activityId, gone.ids.skuId)).toEqual(
+    expect((await soldOutBuyers(pool, gone.ids.activityId, gone.ids.skuId))?.buyers).toEqual(
       new Map([
         ["7", gone.key(7)],
         ["8", gone.key(8)],
+      ]),
+    );
+  });
+
+  it("renews a sold-out snapshot with one row read while the stock row is unchanged, and reads the buyers again once it changed", async () => {
+    const { ids, key } = await sale(1, [7]);
+    const first = await soldOutBuyers(pool, ids.activityId, ids.skuId);
+    expect(first?.buyers).toEqual(new Map([["7", key(7)]]));
+    // An order the stock row does not know of: a renewal that read the buyers would see it.
+    await pool.query(
+      `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+       VALUES (?, ?, ?, 9, 'PENDING', 1999, 'EUR', NOW(3), NOW(3) + INTERVAL 1 HOUR)`,
+      [key(9), ids.activityId, ids.skuId],
+    );
+    expect(await soldOutBuyers(pool, ids.activityId, ids.skuId, first ?? undefined)).toBe(first);
+    // Any change of the row (a restock sold again, a closure, an edit) is a new version.
+    await pool.query(
+      "UPDATE sale_stock SET price_cents = price_cents + 1 WHERE activity_id = ? AND sku_id = ?",
+      [ids.activityId, ids.skuId],
+    );
+    const renewed = await soldOutBuyers(pool, ids.activityId, ids.skuId, first ?? undefined);
+    expect(renewed?.buyers).toEqual(
+      new Map([
+        ["7", key(7)],
+        ["9", key(9)],
       ]),
     );
   });

@@ -51,7 +51,7 @@ describe("the purchase decision in SQL, on the database alone", () => {
       { ...ids, userId: "3", requestId: key },
       { ...ids, userId: "4", requestId: key },
     ]);
-    expect(batch?.map((order) => [order.userId, order.requestId])).toEqual([
+    expect(batch?.map((order) => [order?.userId, order?.requestId])).toEqual([
       ["3", key],
       ["4", key],
     ]);
@@ -84,7 +84,7 @@ describe("the purchase decision in SQL, on the database alone", () => {
     expect(await buy(2)).toEqual({ kind: "sold_out" });
   });
 
-  it("refuses a key reused for another SKU of the same activity, and a batch across SKUs", async () => {
+  it("refuses a key reused for another SKU of the same activity, and a batch across activities", async () => {
     const { ids, buy } = await sale(5);
     await buy(1, "key-a");
     const sibling = { activityId: ids.activityId, skuId: ids.skuId + 1 };
@@ -94,12 +94,51 @@ describe("the purchase decision in SQL, on the database alone", () => {
     ).toEqual({
       kind: "key_reused",
     });
+    const elsewhere = (await sale(5)).ids;
     await expect(
       placeOrders(pool, [
         { ...ids, userId: "2", requestId: `k-${ids.activityId}-b1` },
-        { ...sibling, userId: "3", requestId: `k-${ids.activityId}-b2` },
+        { ...elsewhere, userId: "3", requestId: `k-${ids.activityId}-b2` },
       ]),
-    ).rejects.toThrow("a batch holds buyers of one SKU");
+    ).rejects.toThrow("a batch holds buyers of one activity");
+  });
+
+  it("decides a batch over an activity's SKUs all or nothing per SKU: a SKU short of units sells nothing, the others sell", async () => {
+    const { ids } = await sale(5);
+    const [short, single] = [ids.skuId + 1, ids.skuId + 2];
+    await createSale(pool, { activityId: ids.activityId, skuId: short, units: 1 });
+    await createSale(pool, { activityId: ids.activityId, skuId: single, units: 3 });
+    const buyer = (skuId: number, user: number) => ({
+      activityId: ids.activityId,
+      skuId,
+      userId: String(user),
+      requestId: `m-${ids.activityId}-${user}`,
+    });
+    const orders = await placeOrders(pool, [
+      buyer(ids.skuId, 1),
+      buyer(short, 2),
+      buyer(single, 3),
+      buyer(ids.skuId, 4),
+      buyer(short, 5),
+    ]);
+    expect(orders?.map((order) => order && [order.userId, order.skuId])).toEqual([
+      ["1", ids.skuId],
+      undefined,
+      ["3", single],
+      ["4", ids.skuId],
+      undefined,
+    ]);
+    const ledger = async (skuId: number) => {
+      const { available, pending } = await skuInDatabase(pool, ids.activityId, skuId);
+      return [available, pending];
+    };
+    expect([await ledger(ids.skuId), await ledger(short), await ledger(single)]).toEqual([
+      [3, 2],
+      [1, 0],
+      [2, 1],
+    ]);
+    // When no SKU of the batch can take its buyers, nothing is committed.
+    expect(await placeOrders(pool, [buyer(short, 6), buyer(short, 7)])).toBeNull();
   });
 
   it("lets an error that is not a duplicate key surface, with nothing committed", async () => {
@@ -140,7 +179,11 @@ describe("the purchase decision in SQL, on the database alone", () => {
     const short = await batch(3);
     expect(await placeOrders(pool, short.buyers(4))).toBeNull();
     expect([await short.orders(), await short.available()]).toEqual([0, 3]);
-    expect((await placeOrders(pool, short.buyers(3)))?.map((order) => order.userId)).toEqual(["1", "2", "3"]);
+    expect((await placeOrders(pool, short.buyers(3)))?.map((order) => order?.userId)).toEqual([
+      "1",
+      "2",
+      "3",
+    ]);
     expect([await short.orders(), await short.available()]).toEqual([3, 0]);
 
     // One buyer seen before (user 3 already holds an order) rolls the whole batch back.

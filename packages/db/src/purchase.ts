@@ -1,5 +1,5 @@
 import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
-import { isConnectionLoss, isDuplicateKey } from "./errors.ts";
+import { isConnectionLoss, isDuplicateKey, isLockConflict } from "./errors.ts";
 import {
   findBlockingOrder,
   findPurchase,
@@ -32,44 +32,52 @@ export class OutcomeUnknownError extends Error {
 }
 
 /**
- * The whole decision for N buyers of one SKU in one round trip, COMMIT included, so the hot stock row
- * is never locked while a busy application event loop gets round to sending the next statement
- * (measured: that wait, not MySQL, dominated purchase latency under a storm; see docs/adr/0006). The
- * stock row is locked first and checked (stock and sale window); the orders are inserted, priced from
- * that row, and only then is the stock decremented by N. That order is the binlog's: the cache sees a
- * purchase's orders (which free the reservations that admitted them) before the stock they took, so no
- * split of a transaction's changes ever counts a sold unit twice (ADR 0005). Needs a pool with
- * `multipleStatements` (every value is still a bound parameter). Results: [4] the decrement, [6] the
- * orders as committed.
+ * The whole decision for N buyers of one activity's SKUs in one round trip, COMMIT included, so the
+ * stock rows are never locked while a busy application event loop gets round to sending the next
+ * statement (measured: that wait, not MySQL, dominated purchase latency under a storm; see
+ * docs/adr/0006). The window is read once; the batch's stock rows are locked (one locking read, in
+ * key order, so two batches sharing SKUs queue rather than deadlock); each SKU's orders are inserted,
+ * priced from its row, only if its row holds units for all of that SKU's buyers and the sale is open,
+ * and only then is each such row decremented by its buyers' count. That order is the binlog's: the
+ * cache sees a purchase's orders (which free the reservations that admitted them) before the stock
+ * they took, so no split of a transaction's changes ever counts a sold unit twice (ADR 0005). Many
+ * SKUs in one transaction: MySQL's cost is per transaction far more than per order (ADR 0015). Needs
+ * a pool with `multipleStatements` (every value is still a bound parameter). Results: [4] the
+ * decrements, [6] the orders as committed.
  */
 function decisionBatch(inputs: PurchaseInput[]): { sql: string; params: unknown[] } {
-  const { activityId, skuId } = inputs[0];
-  if (inputs.some((input) => input.activityId !== activityId || input.skuId !== skuId))
-    throw new Error("a batch holds buyers of one SKU");
-  const buyers = inputs.map(() => "SELECT ? AS request_id, ? AS user_id").join(" UNION ALL ");
-  // The window is read in a subquery so that only the stock row is locked, not the activity its SKUs share.
+  const { activityId } = inputs[0];
+  if (inputs.some((input) => input.activityId !== activityId))
+    throw new Error("a batch holds buyers of one activity");
+  const demand = new Map<number, number>();
+  for (const input of inputs) demand.set(input.skuId, (demand.get(input.skuId) ?? 0) + 1);
+  const skus = [...demand.keys()];
+  const buyers = inputs.map(() => "SELECT ? AS request_id, ? AS user_id, ? AS sku_id").join(" UNION ALL ");
+  const counts = skus.map(() => "SELECT ? AS sku_id, ? AS n").join(" UNION ALL ");
+  const skuList = skus.map(() => "?").join(", ");
+  // The window is read apart, so that only the stock rows are locked, not the activity their SKUs share.
   const sql = `START TRANSACTION;
-SET @fg_ok = 0;
-SELECT s.available >= ? AND (SELECT NOW(3) >= a.starts_at AND NOW(3) < a.ends_at FROM activity a WHERE a.id = s.activity_id)
-  INTO @fg_ok FROM sale_stock s WHERE s.activity_id = ? AND s.sku_id = ? FOR UPDATE;
+SET @fg_open = (SELECT NOW(3) >= starts_at AND NOW(3) < ends_at FROM activity WHERE id = ?);
+SELECT COUNT(*) INTO @fg_locked FROM sale_stock WHERE activity_id = ? AND sku_id IN (${skuList}) FOR UPDATE;
 INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
   SELECT b.request_id, s.activity_id, s.sku_id, b.user_id, 'PENDING', s.price_cents, s.currency, NOW(3), NOW(3) + INTERVAL a.payment_timeout_s SECOND
-    FROM (${buyers}) b JOIN sale_stock s ON s.activity_id = ? AND s.sku_id = ? JOIN activity a ON a.id = s.activity_id
-   WHERE @fg_ok = 1;
-UPDATE sale_stock SET available = available - ? WHERE activity_id = ? AND sku_id = ? AND @fg_ok = 1;
+    FROM (${buyers}) b JOIN (${counts}) d ON d.sku_id = b.sku_id
+    JOIN sale_stock s ON s.activity_id = ? AND s.sku_id = b.sku_id JOIN activity a ON a.id = s.activity_id
+   WHERE @fg_open = 1 AND s.available >= d.n;
+UPDATE sale_stock s JOIN (${counts}) d ON d.sku_id = s.sku_id SET s.available = s.available - d.n
+ WHERE s.activity_id = ? AND @fg_open = 1 AND s.available >= d.n;
 COMMIT;
 SELECT ${orderColumns} FROM sale_order WHERE ${inputs.map(() => "(user_id = ? AND request_id = ?)").join(" OR ")}`;
-  const n = inputs.length;
+  const countParams = skus.flatMap((skuId) => [skuId, demand.get(skuId)]);
   const params = [
-    n,
     activityId,
-    skuId,
-    ...inputs.flatMap((input) => [input.requestId, input.userId]),
     activityId,
-    skuId,
-    n,
+    ...skus,
+    ...inputs.flatMap((input) => [input.requestId, input.userId, input.skuId]),
+    ...countParams,
     activityId,
-    skuId,
+    ...countParams,
+    activityId,
     ...inputs.flatMap((input) => [input.userId, input.requestId]),
   ];
   return { sql, params };
@@ -108,29 +116,42 @@ export function placeOrder(pool: Pool, input: PurchaseInput): Promise<PurchaseDe
 }
 
 /**
- * Several buyers of one SKU decided in one transaction, one round trip: the hot stock row is locked
- * and flushed once for all of them (ADR 0007). All or nothing: the decrement by N hits the row only if
- * N units are there and the sale is open, and one duplicate (a key or user seen before) fails the
- * insert, which rolls the whole batch back. `null` then: nothing was committed, and the caller decides
- * each buyer alone, which names each one's own outcome.
+ * Several buyers of one activity's SKUs decided in one transaction, one round trip: each stock row is
+ * locked and the redo log flushed once for all of them (ADR 0007, ADR 0015). All or nothing per SKU:
+ * a SKU's row is decremented by its N buyers only if N units are there and the sale is open; the
+ * buyers of a SKU that could not take them all get `undefined`. One duplicate (a key or user seen
+ * before) fails the insert, which rolls the whole batch back, as does a deadlock with another writer.
+ * `null` when nothing was committed: the caller decides each buyer alone, which names each one's own
+ * outcome.
  */
-export async function placeOrders(pool: Pool, inputs: PurchaseInput[]): Promise<Order[] | null> {
+export async function placeOrders(
+  pool: Pool,
+  inputs: PurchaseInput[],
+): Promise<(Order | undefined)[] | null> {
   const { sql, params } = decisionBatch(inputs);
   return decideOnConnection(pool, sql, params, {
     committed(results) {
-      if ((results[decrementResult] as Affected).affectedRows !== 1) return null;
+      const decremented = (results[decrementResult] as Affected).affectedRows;
+      if (decremented === 0) return null;
       const byBuyer = new Map(
         (results[ordersResult] as OrderRow[]).map((row) => [`${row.user_id}/${row.request_id}`, row]),
       );
-      return inputs.map((input) => committedOrder(byBuyer.get(`${input.userId}/${input.requestId}`), input));
+      const soldSkus = new Set([...byBuyer.values()].map((row) => Number(row.sku_id)));
+      return inputs.map((input) => {
+        const row = byBuyer.get(`${input.userId}/${input.requestId}`);
+        // A SKU whose row was decremented sold to every one of its buyers: each order must be there.
+        if (!row && soldSkus.has(input.skuId)) return committedOrder(row, input);
+        return row && toOrder(row);
+      });
     },
     duplicate: () => null,
+    lockConflict: () => null,
   });
 }
 
 /**
  * Sends one decision batch on a connection of its own. A failing statement stops the batch before its
- * COMMIT and is rolled back (`duplicate` resolves a unique-key conflict); a connection lost, or a batch
+ * COMMIT and is rolled back (`duplicate` resolves a unique-key conflict, `lockConflict` a lost lock); a connection lost, or a batch
  * past the timeout (a hung database must not hold a slot forever), is an unknown outcome.
  */
 async function decideOnConnection<T>(
@@ -140,6 +161,8 @@ async function decideOnConnection<T>(
   decide: {
     committed: (results: unknown[], connection: PoolConnection) => T | Promise<T>;
     duplicate: (connection: PoolConnection) => T | Promise<T>;
+    /** A deadlock or lock wait timeout (rolled back): thrown unless handled here. */
+    lockConflict?: () => T;
   },
 ): Promise<T> {
   const connection = await pool.getConnection();
@@ -153,6 +176,7 @@ async function decideOnConnection<T>(
       if (isConnectionLoss(error)) throw error;
       await connection.query("ROLLBACK");
       if (isDuplicateKey(error)) return await decide.duplicate(connection);
+      if (decide.lockConflict && isLockConflict(error)) return decide.lockConflict();
       throw error;
     }
     return await decide.committed(results, connection);

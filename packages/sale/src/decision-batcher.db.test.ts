@@ -20,12 +20,13 @@ describe("decision batcher (group commit on the hot row, real database)", () => 
   });
   afterAll(async () => pool.end());
 
-  const batcher = (maxBatch = 50, gatherMs = 0) => {
+  const batcher = (maxBatch = 50, gatherMs = 0, maxConcurrent = 8) => {
     const transactions: TransactionOutcome[] = [];
     const decisions = createDecisionBatcher({
       pool,
       guard: createOverloadGuard({ maxInFlight: 8, maxQueue: 256, maxWaitMs: 2000 }),
       maxBatch,
+      maxConcurrent,
       maxWaitMs: 5000,
       gatherMs,
       onTransaction: (outcome) => transactions.push(outcome),
@@ -118,6 +119,28 @@ describe("decision batcher (group commit on the hot row, real database)", () => 
     expect(transactions.every((outcome) => outcome === "committed")).toBe(true);
   });
 
+  it("decides buyers of an activity's many SKUs together: a catalogue shares transactions", async () => {
+    const first = freshIds();
+    const skus = Array.from({ length: 20 }, (_, i) => ({
+      activityId: first.activityId,
+      skuId: first.skuId + i,
+    }));
+    for (const sku of skus) await createSale(pool, { ...sku, units: 2 });
+    // One transaction at a time: while the first buyer's runs, the other 39 wait for the next one.
+    const { decisions, transactions } = batcher(50, 0, 1);
+    const round = (user: number) =>
+      Promise.all(
+        skus.map((sku) =>
+          decisions.decide({ ...buyer(sku, user), requestId: `cat-${sku.activityId}-${sku.skuId}-${user}` }),
+        ),
+      );
+    const bought = [...(await Promise.all([round(1), round(2)]))].flat();
+    expect(bought.map((decision) => decision.kind)).toEqual(Array(40).fill("created"));
+    expect(transactions).toEqual(["committed", "committed"]);
+    expect((await round(3)).map((decision) => decision.kind)).toEqual(Array(20).fill("sold_out"));
+    for (const sku of skus) expect((await skuInDatabase(pool, sku.activityId, sku.skuId)).available).toBe(0);
+  });
+
   it("after a batch, a lone buyer goes once the gathering window has passed", async () => {
     const sale = freshIds();
     await createSale(pool, { ...sale, units: 5 });
@@ -135,6 +158,7 @@ describe("decision batcher (group commit on the hot row, real database)", () => 
       pool,
       guard: createOverloadGuard({ maxInFlight: 8, maxQueue: 256, maxWaitMs: 2000 }),
       maxBatch: 10,
+      maxConcurrent: 8,
       maxWaitMs: 1,
       gatherMs: 0,
       onTransaction: (outcome) => transactions.push(outcome),

@@ -1,5 +1,4 @@
 import {
-  type Order,
   OutcomeUnknownError,
   type PurchaseDecision,
   type PurchaseInput,
@@ -10,40 +9,51 @@ import type { Pool } from "mysql2/promise";
 import { OverloadedError, type OverloadGuard } from "./overload-guard.ts";
 import type { TransactionOutcome } from "./purchase.ts";
 
-interface Queue {
-  waiting: Waiting[];
-  /** Set while the queue gathers after a batch: ends the gathering early once a batch is full. */
-  full?: () => void;
-}
-
 interface Waiting {
   input: PurchaseInput;
+  /** The SKU's key ("activity:sku"). */
+  sku: string;
   since: number;
   resolve: (decision: PurchaseDecision) => void;
   reject: (error: unknown) => void;
 }
 
 /**
- * Group commit for the hot row. Buyers of one SKU who arrive while that SKU's transaction runs wait
- * for the next one, which decides all of them at once (up to `maxBatch`): the row is locked and the
- * redo log flushed once per batch instead of once per buyer (ADR 0007). A lone buyer goes at once.
- * A batch that cannot commit whole (too few units, a duplicate) is decided buyer by buyer, so every
- * outcome stays exact. The number waiting is bounded by the reservations Redis handed out.
- * Right after a batch, the next one gathers for up to `gatherMs` (or until full): the buyers just
- * answered come back as a burst, and the first of them must not go alone with the rest queued behind.
+ * Group commit. Buyers who arrive while the database is busy wait for the next transaction, which
+ * decides many of them at once (up to `maxBatch`), across the SKUs of one activity: MySQL's cost is per
+ * transaction far more than per order, so a hot SKU's row is locked and the redo log flushed once per
+ * batch (ADR 0007), and a catalogue's buyers spread over many SKUs share transactions too (ADR 0015).
+ * At most `maxConcurrent` batches run at once and a SKU is in one of them at a time (its row would
+ * serialise them anyway); a buyer goes at once when a slot and their SKU are free. A batch that cannot
+ * commit whole is decided buyer by buyer for the SKUs it could not take, so every outcome stays exact.
+ * The number waiting is bounded by the reservations Redis handed out. Right after a SKU's batch, its
+ * next one gathers for up to `gatherMs` (or until full): the buyers just answered come back as a burst,
+ * and the first of them must not go alone with the rest queued behind.
  */
 export function createDecisionBatcher(deps: {
   pool: Pool;
   guard: OverloadGuard;
   maxBatch: number;
+  /** Batches in flight at once, at most. */
+  maxConcurrent: number;
   /** A buyer who waited longer than this for their batch is answered "overloaded" instead. */
   maxWaitMs: number;
-  /** How long the batch after a batch gathers buyers (0: it goes at once, as the first batch does). */
+  /** How long a SKU's batch after a batch gathers buyers (0: it goes at once, as the first batch does). */
   gatherMs: number;
   onTransaction: (outcome: TransactionOutcome) => void;
 }) {
-  const { pool, guard, maxBatch, maxWaitMs, gatherMs, onTransaction } = deps;
-  const skus = new Map<string, Queue>();
+  const { pool, guard, maxBatch, maxConcurrent, maxWaitMs, gatherMs, onTransaction } = deps;
+  let waiting: Waiting[] = [];
+  /** Buyers waiting per SKU. */
+  const waitingFor = new Map<string, number>();
+  /** SKUs in a running batch, or gathering after one (the function ends the gathering early). */
+  const busy = new Map<string, (() => void) | undefined>();
+  let running = 0;
+  const leave = (sku: string) => {
+    const left = (waitingFor.get(sku) ?? 1) - 1;
+    if (left > 0) waitingFor.set(sku, left);
+    else waitingFor.delete(sku);
+  };
 
   async function decideAlone(input: PurchaseInput): Promise<PurchaseDecision> {
     const decision = await placeOrder(pool, input);
@@ -57,66 +67,91 @@ export function createDecisionBatcher(deps: {
       batch[0].resolve(decision);
       return;
     }
-    const orders: Order[] | null = await placeOrders(
+    const orders = await placeOrders(
       pool,
       batch.map((waiting) => waiting.input),
     );
     onTransaction(orders ? "committed" : "rejected");
-    if (orders) {
-      batch.forEach((waiting, i) => {
-        waiting.resolve({ kind: "created", order: orders[i] });
-      });
-      return;
+    for (const [i, waiting] of batch.entries()) {
+      const order = orders?.[i];
+      waiting.resolve(order ? { kind: "created", order } : await decideAlone(waiting.input));
     }
-    for (const waiting of batch) waiting.resolve(await decideAlone(waiting.input));
   }
 
-  const gather = (queue: Queue) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(() => queue.full?.(), gatherMs);
-      queue.full = () => {
-        clearTimeout(timer);
-        queue.full = undefined;
-        resolve();
-      };
-    });
-
-  async function drain(key: string, queue: Queue) {
-    while (queue.waiting.length > 0) {
-      const tooOld = performance.now() - maxWaitMs;
-      const batch = queue.waiting.splice(0, maxBatch).filter((waiting) => {
-        if (waiting.since >= tooOld) return true;
-        waiting.reject(new OverloadedError("waited too long for a database slot"));
-        return false;
-      });
-      if (batch.length === 0) continue;
-      try {
-        await guard.run(() => decideBatch(batch));
-      } catch (error) {
-        if (error instanceof OutcomeUnknownError) onTransaction("unknown");
-        else if (!(error instanceof OverloadedError)) onTransaction("failed");
-        // Whoever is still undecided shares the failure (overload, lost database, unknown outcome).
-        for (const waiting of batch) waiting.reject(error);
-      }
-      if (gatherMs > 0 && queue.waiting.length < maxBatch) await gather(queue);
+  /** The oldest waiting buyers whose SKUs are free, of one activity, up to `maxBatch`. */
+  function nextBatch(): Waiting[] {
+    const tooOld = performance.now() - maxWaitMs;
+    const batch: Waiting[] = [];
+    const rest: Waiting[] = [];
+    for (const buyer of waiting) {
+      if (buyer.since < tooOld) {
+        leave(buyer.sku);
+        buyer.reject(new OverloadedError("waited too long for a database slot"));
+      } else if (
+        batch.length < maxBatch &&
+        !busy.has(buyer.sku) &&
+        (batch.length === 0 || batch[0].input.activityId === buyer.input.activityId)
+      ) {
+        batch.push(buyer);
+        leave(buyer.sku);
+      } else rest.push(buyer);
     }
-    skus.delete(key);
+    waiting = rest;
+    for (const buyer of batch) busy.set(buyer.sku, undefined);
+    return batch;
+  }
+
+  /** After a batch, its SKUs gather buyers for `gatherMs` (a full SKU ends it early), then are free. */
+  function gather(skus: Set<string>) {
+    for (const sku of skus) {
+      if (gatherMs <= 0 || (waitingFor.get(sku) ?? 0) >= maxBatch) {
+        busy.delete(sku);
+        continue;
+      }
+      const done = () => {
+        clearTimeout(timer);
+        if (busy.get(sku) !== done) return;
+        busy.delete(sku);
+        pump();
+      };
+      const timer = setTimeout(done, gatherMs);
+      busy.set(sku, done);
+    }
+  }
+
+  async function run(batch: Waiting[]) {
+    try {
+      await guard.run(() => decideBatch(batch));
+    } catch (error) {
+      if (error instanceof OutcomeUnknownError) onTransaction("unknown");
+      else if (!(error instanceof OverloadedError)) onTransaction("failed");
+      // Whoever is still undecided shares the failure (overload, lost database, unknown outcome).
+      for (const buyer of batch) buyer.reject(error);
+    }
+  }
+
+  function pump() {
+    while (running < maxConcurrent && waiting.length > 0) {
+      const batch = nextBatch();
+      if (batch.length === 0) return;
+      running += 1;
+      void run(batch).then(() => {
+        running -= 1;
+        gather(new Set(batch.map((buyer) => buyer.sku)));
+        pump();
+      });
+    }
   }
 
   return {
     decide(input: PurchaseInput): Promise<PurchaseDecision> {
       return new Promise((resolve, reject) => {
-        const key = `${input.activityId}:${input.skuId}`;
-        const waiting = { input, since: performance.now(), resolve, reject };
-        const queue = skus.get(key);
-        if (queue) {
-          queue.waiting.push(waiting);
-          if (queue.waiting.length >= maxBatch) queue.full?.();
-          return;
-        }
-        const fresh: Queue = { waiting: [waiting] };
-        skus.set(key, fresh);
-        void drain(key, fresh);
+        const sku = `${input.activityId}:${input.skuId}`;
+        waiting.push({ input, sku, since: performance.now(), resolve, reject });
+        const count = (waitingFor.get(sku) ?? 0) + 1;
+        waitingFor.set(sku, count);
+        if (count >= maxBatch) busy.get(sku)?.();
+        pump();
       });
     },
   };

@@ -75,7 +75,7 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
       pool,
       readPool,
       guard: createOverloadGuard({ maxInFlight: 4, maxQueue: 64, maxWaitMs: 2000 }),
-      batch: { maxSize: 8, maxWaitMs: 2000, gatherMs: 0 },
+      batch: { maxSize: 8, maxConcurrent: 4, maxWaitMs: 2000, gatherMs: 0 },
       limits: { reservationTtlMs: 10_000, rateLimit: 100, rateWindowMs: 60_000 },
       soldOutCacheMs: 60_000,
       observer,

@@ -59,9 +59,9 @@ export interface PurchaseServiceOptions {
    */
   readPool: Pool;
   guard: OverloadGuard;
-  /** Buyers of one SKU decided per transaction, at most; how long one may wait for their batch; how
-   * long the batch after a batch gathers buyers. */
-  batch: { maxSize: number; maxWaitMs: number; gatherMs: number };
+  /** Buyers decided per transaction, at most; transactions at once, at most; how long one may wait for
+   * their batch; how long a SKU's batch after a batch gathers buyers. */
+  batch: { maxSize: number; maxConcurrent: number; maxWaitMs: number; gatherMs: number };
   limits: FastPathLimits;
   /** How long a SOLD_OUT seen in Redis (with nothing reserved) is answered locally. This bounds staleness. */
   soldOutCacheMs: number;
@@ -126,6 +126,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
     pool,
     guard,
     maxBatch: options.batch.maxSize,
+    maxConcurrent: options.batch.maxConcurrent,
     maxWaitMs: options.batch.maxWaitMs,
     gatherMs: options.batch.gatherMs,
     onTransaction: (outcome) => observer.transaction(outcome),

@@ -10,7 +10,10 @@ describe("the sold-out shortcut hearing units come back, on Redis alone", () => 
 
   it("is on only while subscribed, and drops a SKU whose units came back", async () => {
     const subscriber = new Redis(fastRedisUrl(), { lazyConnect: true });
-    const shortcut = createSoldOutShortcut(60_000, async () => new Map([["42", "key-42"]]));
+    const shortcut = createSoldOutShortcut(60_000, async () => ({
+      version: "v",
+      buyers: new Map([["42", "key-42"]]),
+    }));
     followUnitsBack(subscriber, shortcut);
     // Nothing is kept before the subscription stands.
     shortcut.soldOut(1, 2);

@@ -1,3 +1,4 @@
+import type { SoldOutSnapshot } from "@flashgate/db";
 import { describe, expect, it } from "vitest";
 import { createSoldOutShortcut } from "./sold-out-shortcut.ts";
 
@@ -7,16 +8,20 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 function shortcutOn(ttlMs: number, buyers: () => Map<string, string> | null, maxActivities?: number) {
   const clock = { ms: 1_000_000 };
   let loads = 0;
+  /** The snapshot in use that each load was given (to keep if MySQL's row is unchanged). */
+  const known: (SoldOutSnapshot | undefined)[] = [];
   const shortcut = createSoldOutShortcut(
     ttlMs,
-    async () => {
+    async (_activityId, _skuId, snapshot) => {
       loads += 1;
-      return buyers();
+      known.push(snapshot);
+      const current = buyers();
+      return current && { version: `v${loads}`, buyers: current };
     },
     { now: () => clock.ms, maxActivities },
   );
   shortcut.listening(true);
-  return { shortcut, clock, loads: () => loads };
+  return { shortcut, clock, loads: () => loads, known };
 }
 
 describe("sold-out shortcut", () => {
@@ -36,7 +41,7 @@ describe("sold-out shortcut", () => {
 
   it("takes a snapshot in use again in the last quarter of its life, and drops it when units are back", async () => {
     let soldOut = true;
-    const { shortcut, clock, loads } = shortcutOn(100, () => (soldOut ? new Map() : null));
+    const { shortcut, clock, loads, known } = shortcutOn(100, () => (soldOut ? new Map() : null));
     shortcut.soldOut(1, 2);
     await settle();
     clock.ms += 70; // 30 ms left: not yet renewed
@@ -47,6 +52,8 @@ describe("sold-out shortcut", () => {
     expect(shortcut.answer(1, 2, "7", "k7")).toBe("SOLD_OUT");
     await settle();
     expect(loads()).toBe(2);
+    // The renewal was given the snapshot in use, which MySQL keeps if its stock row has not changed.
+    expect(known.map((snapshot) => snapshot?.version)).toEqual([undefined, "v1"]);
     clock.ms += 70; // past the first snapshot, 30 ms left of the renewed one
     expect(shortcut.answer(1, 2, "7", "k7")).toBe("SOLD_OUT");
     await settle();
@@ -79,7 +86,7 @@ describe("sold-out shortcut", () => {
   });
 
   it("is off with a zero ttl and when loading buyers fails", async () => {
-    const off = createSoldOutShortcut(0, async () => new Map());
+    const off = createSoldOutShortcut(0, async () => ({ version: "v", buyers: new Map() }));
     off.listening(true);
     off.soldOut(1, 2);
     await settle();
@@ -101,12 +108,12 @@ describe("sold-out shortcut", () => {
     shortcut.unitsBack(1, 2);
     expect(shortcut.answer(1, 2, "7", "k7")).toBeUndefined();
 
-    let finish: (buyers: Map<string, string>) => void = () => {};
+    let finish: (snapshot: SoldOutSnapshot) => void = () => {};
     const slow = createSoldOutShortcut(100, () => new Promise((resolve) => (finish = resolve)));
     slow.listening(true);
     slow.soldOut(1, 2);
     slow.unitsBack(1, 2); // while the snapshot is read: user 7 may buy the unit that came back
-    finish(new Map());
+    finish({ version: "v", buyers: new Map() });
     await settle();
     expect(slow.answer(1, 2, "7", "k7")).toBeUndefined();
   });
@@ -124,7 +131,7 @@ describe("sold-out shortcut", () => {
   });
 
   it("loads one SKU once at a time and once per snapshot, at its exact boundaries", async () => {
-    const { shortcut, clock, loads } = shortcutOn(100, () => new Map());
+    const { shortcut, clock, loads, known } = shortcutOn(100, () => new Map());
     shortcut.soldOut(1, 2);
     shortcut.soldOut(1, 2);
     await settle();
@@ -140,6 +147,12 @@ describe("sold-out shortcut", () => {
     expect(loads()).toBe(1);
     clock.ms += 25; // its last instant is past
     expect(shortcut.answer(1, 2, "7", "k7")).toBeUndefined();
+    // Redis says sold out again later: the lapsed snapshot goes with the load, to be kept if unchanged.
+    clock.ms += 1000;
+    shortcut.soldOut(1, 2);
+    await settle();
+    expect(known).toEqual([undefined, { version: "v1", buyers: new Map() }]);
+    expect(shortcut.answer(1, 2, "7", "k7")).toBe("SOLD_OUT");
   });
 
   it("keeps at most maxActivities activities, starting over when full", async () => {

@@ -1,4 +1,5 @@
 import { parseSkuRef, type RedisClient, unitsBackChannel } from "@flashgate/cache";
+import type { SoldOutSnapshot } from "@flashgate/db";
 
 /**
  * Answers locally, for `ttlMs`, for a SKU that MySQL itself has sold out, from a snapshot of its
@@ -7,7 +8,10 @@ import { parseSkuRef, type RedisClient, unitsBackChannel } from "@flashgate/cach
  * the full path so they get their order back. It does not wait for CDC to apply the last sales, and a
  * restock or closure is seen at most `ttlMs` late: the shortcut only ever rejects, it never admits.
  * A snapshot in use is taken again from MySQL in the last quarter of its life, so a long sold-out
- * stretch is never sent to Redis in a burst each time a snapshot lapses. While MySQL still has units
+ * stretch is never sent to Redis in a burst each time a snapshot lapses; the loader is given the
+ * snapshot in use, and keeps it when MySQL's stock row has not changed since (one row read, however
+ * many buyers: a thousand sold-out SKUs cost a thousand primary-key reads per `ttlMs`, not a thousand
+ * lists of buyers). While MySQL still has units
  * (held by reservations in flight), it looks again after `ttlMs / 5`.
  *
  * Units can come back (a restock, a closure or expiry) and be sold within a snapshot's life; the buyer
@@ -18,12 +22,12 @@ import { parseSkuRef, type RedisClient, unitsBackChannel } from "@flashgate/cach
  */
 interface Entry {
   until: number;
-  buyers: Map<string, string> | null;
+  snapshot: SoldOutSnapshot | null;
 }
 
 export function createSoldOutShortcut(
   ttlMs: number,
-  loadBuyers: (activityId: number, skuId: number) => Promise<Map<string, string> | null>,
+  loadBuyers: (activityId: number, skuId: number, known?: SoldOutSnapshot) => Promise<SoldOutSnapshot | null>,
   options: { maxActivities?: number; now?: () => number } = {},
 ) {
   const { maxActivities = 10_000, now = Date.now } = options;
@@ -39,8 +43,8 @@ export function createSoldOutShortcut(
     if (loading.has(key)) return;
     const token = Symbol(key);
     loading.set(key, token);
-    loadBuyers(activityId, skuId)
-      .then((buyers) => {
+    loadBuyers(activityId, skuId, entryOf(activityId, skuId)?.snapshot ?? undefined)
+      .then((snapshot) => {
         if (loading.get(key) !== token || !listening) return;
         let skus = entries.get(activityId);
         if (!skus) {
@@ -48,7 +52,7 @@ export function createSoldOutShortcut(
           skus = new Map();
           entries.set(activityId, skus);
         }
-        skus.set(skuId, { until: now() + (buyers ? ttlMs : ttlMs / 5), buyers });
+        skus.set(skuId, { until: now() + (snapshot ? ttlMs : ttlMs / 5), snapshot });
       })
       .catch(() => {})
       .finally(() => {
@@ -64,14 +68,12 @@ export function createSoldOutShortcut(
       requestId: string,
     ): "SOLD_OUT" | "ALREADY_PURCHASED" | undefined {
       const entry = entryOf(activityId, skuId);
-      if (!entry?.buyers) return undefined;
+      if (!entry?.snapshot) return undefined;
+      // A lapsed snapshot answers nobody, but is kept: the next load renews it if MySQL's row is unchanged.
       const left = entry.until - now();
-      if (left <= 0) {
-        entry.buyers = null;
-        return undefined;
-      }
+      if (left <= 0) return undefined;
       if (left < ttlMs / 4) load(activityId, skuId);
-      const order = entry.buyers.get(userId);
+      const order = entry.snapshot.buyers.get(userId);
       if (order === undefined) return "SOLD_OUT";
       return order === requestId ? undefined : "ALREADY_PURCHASED";
     },

@@ -1,0 +1,104 @@
+import type { FlashgateRedis } from "@flashgate/cache";
+import { compareSku } from "@flashgate/sync";
+import type { Pool } from "mysql2/promise";
+import { latencySummary, runLoad } from "../lib/load.ts";
+import { mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
+import type { Systems } from "../run.ts";
+import { lagBetween, scrape } from "./lag.ts";
+import { openSale, warmUp } from "./open-sale.ts";
+import { transactionsOf } from "./storm.ts";
+
+export interface BigStockProfile {
+  units: number;
+  requests: number;
+  users: number;
+  connections: number;
+}
+
+/** Polls until `done` holds, and says when (ms on the load's clock), or null after `timeoutMs`. */
+async function settledAt(done: () => Promise<boolean>, clock: () => number, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await done()) return Math.round(clock());
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return null;
+}
+
+/**
+ * One SKU with a sale's worth of stock (100,000 units, 300,000 requests from 150,000 users: every user
+ * comes twice, with a new key) on each design. What counts is how fast orders MySQL holds are made:
+ * flashgate and MySQL-only decide each one in MySQL; Redis-as-truth admits in Redis and persists later,
+ * so its admissions per second and when MySQL caught up are both reported.
+ */
+export async function bigStock(
+  systems: Systems,
+  pool: Pool,
+  redis: FlashgateRedis,
+  secret: string,
+  profile: BigStockProfile,
+) {
+  const tokens = mintTokens(secret, profile.users, 40_000_000);
+  const warmUpTokens = mintTokens(secret, 2_000, 30_000_000);
+  const results = [];
+  for (const system of [systems.flashgate, systems.redisTruth, systems.mysqlOnly]) {
+    await warmUp(systems, system, pool, redis, warmUpTokens, {
+      units: 1000,
+      requests: 5000,
+      connections: profile.connections,
+    });
+    const sale = await openSale(systems, system, pool, redis, profile.units);
+    const transactionsBefore = await transactionsOf(systems, system);
+    const maintainerBefore = await scrape(systems.flashgate.maintainerUrls);
+    process.stderr.write(`  big stock: ${system.name}, ${profile.requests} requests…\n`);
+    let lastCreatedMs = 0;
+    const started = performance.now();
+    const clock = () => performance.now() - started;
+    const load = await runLoad(
+      system.urls,
+      profile.requests,
+      profile.connections,
+      (i) => purchaseRequest(sale, tokens[i % profile.users], `big-${sale.activityId}-${i}`),
+      {
+        onAnswer: (_, label, atMs) => {
+          if (label === "201") lastCreatedMs = atMs;
+        },
+      },
+    );
+    const created = load.latencies["201"]?.length ?? 0;
+    // When MySQL held every order answered (at once for the designs that decide there), and when
+    // flashgate's cache had applied them all.
+    const persistedMs = await settledAt(async () => (await unitsSold(pool, sale)) >= created, clock, 180_000);
+    const convergedMs =
+      system === systems.flashgate
+        ? await settledAt(
+            async () => (await compareSku(pool, redis, sale.activityId, sale.skuId)).equal,
+            clock,
+            180_000,
+          )
+        : null;
+    const sold = await unitsSold(pool, sale);
+    const transactions = (await transactionsOf(systems, system)) - transactionsBefore;
+    results.push({
+      system: system.name,
+      requests: load.requests,
+      requestsPerSecond: Math.round(load.perSecond),
+      errors: load.errors,
+      created,
+      ordersPerSecond: lastCreatedMs ? Math.round((created / lastCreatedMs) * 1000) : 0,
+      timeToSellOutMs: sold === profile.units ? Math.round(lastCreatedMs) : null,
+      persistedAfterMs: persistedMs,
+      cacheConvergedAfterMs: convergedMs,
+      latencyMs: latencySummary(load.latencies),
+      unitsSold: sold,
+      soldExactly: sold === profile.units,
+      databaseTransactions: transactions,
+      transactionsPerUnitSold: sold ? Math.round((transactions / sold) * 1000) / 1000 : null,
+      cdc:
+        system === systems.flashgate
+          ? lagBetween(maintainerBefore, await scrape(systems.flashgate.maintainerUrls))
+          : null,
+    });
+  }
+  return { profile, results };
+}

@@ -1,0 +1,250 @@
+import { type FlashgateRedis, skuKeys } from "@flashgate/cache";
+import { compareSku } from "@flashgate/sync";
+import type { Pool, RowDataPacket } from "mysql2/promise";
+import { machineBusyMs } from "../lib/env.ts";
+import { latencySummary, runLoad } from "../lib/load.ts";
+import { createCatalogue, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
+import type { RunningSystem } from "../lib/systems.ts";
+import type { Systems } from "../run.ts";
+import { lagBetween, scrape } from "./lag.ts";
+import { cachedSale, warmUp } from "./open-sale.ts";
+import { transactionsOf } from "./storm.ts";
+
+export interface CatalogueProfile {
+  skus: number;
+  unitsPerSku: number;
+  requests: number;
+  users: number;
+  connections: number;
+  /** Zipf exponent of the demand over SKUs: SKU k (from 1) is asked for in proportion to 1 / k^s. */
+  zipf: number;
+}
+
+/** A seeded generator (mulberry32): every design gets the same sequence of buyers and SKUs. */
+function random(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/** The SKU (1…n) and the buyer (0…users − 1) of every request. */
+function demand(profile: CatalogueProfile) {
+  const cumulative: number[] = [];
+  let total = 0;
+  for (let k = 1; k <= profile.skus; k++) {
+    total += 1 / k ** profile.zipf;
+    cumulative.push(total);
+  }
+  const next = random(21);
+  const skuOf = new Uint16Array(profile.requests);
+  const userOf = new Uint32Array(profile.requests);
+  for (let i = 0; i < profile.requests; i++) {
+    const target = next() * total;
+    let [low, high] = [0, cumulative.length - 1];
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (cumulative[middle] < target) low = middle + 1;
+      else high = middle;
+    }
+    skuOf[i] = low + 1;
+    userOf[i] = Math.floor(next() * profile.users);
+  }
+  return { skuOf, userOf };
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length
+    ? Math.round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))])
+    : null;
+};
+
+/** Bytes Redis holds for these SKUs' keys (MEMORY USAGE, exact: SAMPLES 0). */
+async function skuMemory(redis: FlashgateRedis, activityId: number, skus: number) {
+  const pipeline = redis.pipeline();
+  for (let skuId = 1; skuId <= skus; skuId++) {
+    const keys = skuKeys(activityId, skuId);
+    for (const key of [keys.sku, keys.reservations, keys.reservationRequests])
+      pipeline.call("MEMORY", "USAGE", key, "SAMPLES", "0");
+  }
+  return ((await pipeline.exec()) ?? []).reduce((sum, [, bytes]) => sum + Number(bytes ?? 0), 0);
+}
+
+/** The catalogue made ready the way each design does it: CDC for flashgate, a copy for Redis-as-truth. */
+async function openCatalogue(
+  systems: Systems,
+  system: RunningSystem,
+  pool: Pool,
+  redis: FlashgateRedis,
+  profile: CatalogueProfile,
+) {
+  const { activityId } = newSale();
+  await createCatalogue(pool, activityId, profile.skus, profile.unitsPerSku);
+  if (system === systems.flashgate) {
+    let waiting = Array.from({ length: profile.skus }, (_, i) => i + 1);
+    const deadline = Date.now() + 120_000;
+    while (waiting.length > 0) {
+      if (Date.now() > deadline) throw new Error(`${waiting.length} SKUs never reached the cache`);
+      const still = [];
+      for (const skuId of waiting)
+        if (!(await compareSku(pool, redis, activityId, skuId)).equal) still.push(skuId);
+      waiting = still;
+      if (waiting.length) await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  if (system === systems.redisTruth)
+    for (const url of system.urls)
+      for (let skuId = 1; skuId <= profile.skus; skuId++)
+        await fetch(`${url}/admin/load/${activityId}/${skuId}`, { method: "POST" });
+  return activityId;
+}
+
+/**
+ * A catalogue sale: 1,000 SKUs of 100 units, demand Zipf-distributed over them, 200,000 requests from
+ * 100,000 users, on each design; flashgate's single-SKU storm with as many requests first, as the
+ * reference its throughput is held to. Per SKU: when it sold out, and whether it was left with units
+ * while buyers of it were refused.
+ */
+export async function catalogue(
+  systems: Systems,
+  pool: Pool,
+  redis: FlashgateRedis,
+  secret: string,
+  profile: CatalogueProfile,
+) {
+  const tokens = mintTokens(secret, profile.users, 50_000_000);
+  const { skuOf, userOf } = demand(profile);
+
+  const stormSale = await cachedSale(pool, redis, 1000);
+  process.stderr.write(`  catalogue: flashgate's single-SKU storm, ${profile.requests} requests…\n`);
+  const stormCpuBefore = machineBusyMs();
+  const storm = await runLoad(systems.flashgate.urls, profile.requests, profile.connections, (i) =>
+    purchaseRequest(stormSale, tokens[userOf[i]], `one-${stormSale.activityId}-${i}`),
+  );
+
+  const warmUpTokens = mintTokens(secret, 2_000, 30_000_000);
+  const stormCpuMs = machineBusyMs() - stormCpuBefore;
+  const results = [];
+  for (const system of [systems.flashgate, systems.redisTruth, systems.mysqlOnly]) {
+    await warmUp(systems, system, pool, redis, warmUpTokens, {
+      units: 1000,
+      requests: 5000,
+      connections: profile.connections,
+    });
+    const memoryBefore = system === systems.flashgate ? await redis.info("memory") : "";
+    const activityId = await openCatalogue(systems, system, pool, redis, profile);
+    const memoryLoaded = system === systems.flashgate ? await skuMemory(redis, activityId, profile.skus) : 0;
+    const usedMemory = (info: string) => Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
+    const usedLoaded = system === systems.flashgate ? usedMemory(await redis.info("memory")) : 0;
+    const maintainerBefore = await scrape(systems.flashgate.maintainerUrls);
+    const transactionsBefore = await transactionsOf(systems, system);
+    const cpuBefore = machineBusyMs();
+    const lastCreatedMs = new Float64Array(profile.skus + 1);
+    const refused = new Uint32Array(profile.skus + 1);
+    process.stderr.write(
+      `  catalogue: ${system.name}, ${profile.requests} requests over ${profile.skus} SKUs…\n`,
+    );
+    const load = await runLoad(
+      system.urls,
+      profile.requests,
+      profile.connections,
+      (i) => purchaseRequest({ activityId, skuId: skuOf[i] }, tokens[userOf[i]], `cat-${activityId}-${i}`),
+      {
+        onAnswer: (i, label, atMs) => {
+          if (label === "201") lastCreatedMs[skuOf[i]] = atMs;
+          else if (label === "409 SOLD_OUT") refused[skuOf[i]] += 1;
+        },
+      },
+    );
+    const cpuMs = machineBusyMs() - cpuBefore;
+    // MySQL holds every order answered (Redis-as-truth's writer persists after), and flashgate's cache
+    // has applied them, before anything is judged.
+    const created = load.latencies["201"]?.length ?? 0;
+    const orders = async () => {
+      const [rows] = await pool.query<RowDataPacket[]>(
+        "SELECT COUNT(*) AS n FROM sale_order WHERE activity_id = ? AND state IN ('PENDING', 'PAID')",
+        [activityId],
+      );
+      return Number(rows[0].n);
+    };
+    const deadline = Date.now() + 180_000;
+    while ((await orders()) < created && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    let converged = system !== systems.flashgate;
+    while (!converged && Date.now() < deadline) {
+      converged = true;
+      for (let skuId = 1; skuId <= profile.skus && converged; skuId++)
+        converged = (await compareSku(pool, redis, activityId, skuId)).equal;
+      if (!converged) await new Promise((r) => setTimeout(r, 500));
+    }
+    const cdc =
+      system === systems.flashgate
+        ? lagBetween(maintainerBefore, await scrape(systems.flashgate.maintainerUrls))
+        : null;
+    const [stock] = await pool.query<RowDataPacket[]>(
+      "SELECT sku_id, available FROM sale_stock WHERE activity_id = ?",
+      [activityId],
+    );
+    const soldOut = stock.filter((row) => Number(row.available) === 0).map((row) => Number(row.sku_id));
+    // Units left on a SKU whose buyers were told SOLD_OUT: demand the design turned away from stock it had.
+    const leftWhileRefused = stock.filter(
+      (row) => Number(row.available) > 0 && refused[Number(row.sku_id)] > 0,
+    );
+    const sold = await orders();
+    const transactions = (await transactionsOf(systems, system)) - transactionsBefore;
+    const memoryAfter = system === systems.flashgate ? await skuMemory(redis, activityId, profile.skus) : 0;
+    results.push({
+      system: system.name,
+      requests: load.requests,
+      requestsPerSecond: Math.round(load.perSecond),
+      errors: load.errors,
+      created,
+      unitsSold: sold,
+      databaseTransactions: transactions,
+      transactionsPerUnitSold: sold ? Math.round((transactions / sold) * 1000) / 1000 : null,
+      machineCpuMsPerRequest: Math.round((cpuMs / load.requests) * 1000) / 1000,
+      latencyMs: latencySummary(load.latencies),
+      skusSoldOut: soldOut.length,
+      sellOutMs: {
+        p50: percentile(
+          soldOut.map((sku) => lastCreatedMs[sku]),
+          0.5,
+        ),
+        p90: percentile(
+          soldOut.map((sku) => lastCreatedMs[sku]),
+          0.9,
+        ),
+        max: percentile(
+          soldOut.map((sku) => lastCreatedMs[sku]),
+          1,
+        ),
+      },
+      skusLeftWithUnitsWhileRefused: leftWhileRefused.length,
+      unitsLeftWhileRefused: leftWhileRefused.reduce((sum, row) => sum + Number(row.available), 0),
+      cacheConverged: system === systems.flashgate ? converged : null,
+      cdc,
+      memory:
+        system === systems.flashgate
+          ? {
+              bytesPerSku: Math.round(memoryLoaded / profile.skus),
+              usedMemoryPerSku: Math.round((usedLoaded - usedMemory(memoryBefore)) / profile.skus),
+              bytesPerBuyer: sold ? Math.round((memoryAfter - memoryLoaded) / sold) : null,
+            }
+          : null,
+    });
+  }
+  return {
+    profile,
+    singleSkuStorm: {
+      requestsPerSecond: Math.round(storm.perSecond),
+      created: storm.latencies["201"]?.length ?? 0,
+      machineCpuMsPerRequest: Math.round((stormCpuMs / profile.requests) * 1000) / 1000,
+      latencyMs: latencySummary(storm.latencies),
+    },
+    results,
+  };
+}
