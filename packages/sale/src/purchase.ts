@@ -131,8 +131,8 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
     gatherMs: options.batch.gatherMs,
     onTransaction: (outcome) => observer.transaction(outcome),
   });
-  const soldOut = createSoldOutShortcut(options.soldOutCacheMs, (activityId, skuId) =>
-    soldOutBuyers(pool, activityId, skuId),
+  const soldOut = createSoldOutShortcut(options.soldOutCacheMs, (activityId, skuId, known) =>
+    soldOutBuyers(pool, activityId, skuId, known),
   );
   if (options.subscriber) followUnitsBack(options.subscriber, soldOut);
   const skuWindow = createSkuWindows(options.readPool);
