@@ -1,4 +1,4 @@
-import type { FlashgateRedis } from "@flashgate/cache";
+import { type FlashgateRedis, skuKeys } from "@flashgate/cache";
 import { compareSku } from "@flashgate/sync";
 import type { Pool } from "mysql2/promise";
 import { latencySummary, runLoad } from "../lib/load.ts";
@@ -78,6 +78,13 @@ export async function bigStock(
           )
         : null;
     const sold = await unitsSold(pool, sale);
+    // The SKU's hash holds a field per buyer: what 100,000 of them cost in Redis.
+    const hashBytes =
+      system === systems.flashgate
+        ? Number(
+            await redis.call("MEMORY", "USAGE", skuKeys(sale.activityId, sale.skuId).sku, "SAMPLES", "0"),
+          )
+        : null;
     const transactions = (await transactionsOf(systems, system)) - transactionsBefore;
     results.push({
       system: system.name,
@@ -89,6 +96,7 @@ export async function bigStock(
       timeToSellOutMs: sold === profile.units ? Math.round(lastCreatedMs) : null,
       persistedAfterMs: persistedMs,
       cacheConvergedAfterMs: convergedMs,
+      redisBytesPerBuyer: hashBytes && sold ? Math.round(hashBytes / sold) : null,
       latencyMs: latencySummary(load.latencies),
       unitsSold: sold,
       soldExactly: sold === profile.units,
