@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { repoRoot } from "@flashgate/stack";
 
@@ -107,7 +107,12 @@ export function writeResultsMarkdown(): void {
     ...microSection(results),
     ...floodSection(results),
     ...topologySection(results),
+    ...bigStockSection(results),
+    ...catalogueSection(results),
   );
+  // What each change for sales at full size did, measured before and after it: written by hand.
+  const changes = join(repoRoot, "bench", "changes.md");
+  if (existsSync(changes)) lines.push(readFileSync(changes, "utf8").trimEnd());
   writeFileSync(join(repoRoot, "bench", "RESULTS.md"), `${lines.join("\n")}\n`);
 }
 
@@ -340,6 +345,71 @@ function topologySection(results: Results): string[] {
       lines.push(
         `| ${run.topology} | ${r.targetPerSecond} | ${r.achievedPerSecond} | ${r.appliedChanges} | ${r.lagP50Ms ?? "–"} | ${r.lagP99Ms ?? "–"} |`,
       );
+  lines.push("");
+  return lines;
+}
+
+const latencyCell = (latency: ResultRow | undefined) => (latency ? `${latency.p50} / ${latency.p99}` : "–");
+
+/** One SKU with 100,000 units on each design. */
+function bigStockSection(results: Results): string[] {
+  const big = results.bigstock?.data as { profile: ResultRow; results: ResultRow[] } | undefined;
+  if (!big) return [];
+  const { profile } = big;
+  const lines = [
+    `## Big stock (${results.bigstock.file})`,
+    "",
+    `One SKU with ${profile.units} units; ${profile.requests} requests from ${profile.users} users (each comes twice, with a new key) over ${profile.connections} connections, 2 server processes per design, after an uncounted warm-up sale. Orders/s is orders created over the time to the last one (for Redis-as-truth: admissions, which MySQL holds only once its writer has caught up).`,
+    "",
+    "| system | orders/s | sold out after s | in MySQL after s | cache converged after s | req/s | 201 p50 / p99 ms | SOLD_OUT p50 / p99 ms | units sold | DB tx / unit | CDC lag p99 ms | Redis bytes / buyer |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  const seconds = (ms: number | null) => (ms === null || ms === undefined ? "–" : (ms / 1000).toFixed(1));
+  for (const r of big.results)
+    lines.push(
+      `| ${r.system} | ${r.ordersPerSecond} | ${seconds(r.timeToSellOutMs)} | ${seconds(r.persistedAfterMs)} | ${seconds(r.cacheConvergedAfterMs)} | ${r.requestsPerSecond} | ${latencyCell(r.latencyMs["201"])} | ${latencyCell(r.latencyMs["409 SOLD_OUT"])} | ${r.unitsSold}${r.soldExactly ? "" : " ✗"} | ${r.transactionsPerUnitSold ?? "–"} | ${r.cdc?.lagP99Ms ?? "–"} | ${r.redisBytesPerBuyer ?? "–"} |`,
+    );
+  const fg = big.results.find((r) => r.system === "flashgate");
+  const rt = big.results.find((r) => r.system === "redis-as-truth");
+  const my = big.results.find((r) => r.system === "mysql-only");
+  if (fg && rt && my)
+    lines.push(
+      "",
+      `flashgate orders/s over Redis-as-truth admissions/s: **${(fg.ordersPerSecond / rt.ordersPerSecond).toFixed(2)}×** (goal ≥ 0.5×, with MySQL deciding every order); over MySQL-only orders/s: ${(fg.ordersPerSecond / my.ordersPerSecond).toFixed(1)}×.`,
+    );
+  lines.push("");
+  return lines;
+}
+
+/** 1,000 SKUs, Zipf demand, on each design, beside flashgate's single-SKU storm of as many requests. */
+function catalogueSection(results: Results): string[] {
+  const catalogue = results.catalogue?.data as
+    | { profile: ResultRow; singleSkuStorm: ResultRow; results: ResultRow[] }
+    | undefined;
+  if (!catalogue) return [];
+  const { profile, singleSkuStorm: storm } = catalogue;
+  const lines = [
+    `## Catalogue (${results.catalogue.file})`,
+    "",
+    `${profile.skus} SKUs × ${profile.unitsPerSku} units of one activity; ${profile.requests} requests from ${profile.users} users, SKUs drawn Zipf (s = ${profile.zipf}) with one seed for every design, over ${profile.connections} connections, 2 server processes per design, after an uncounted warm-up sale. Left while refused: SKUs that ended with units after buyers of theirs were told SOLD_OUT. Machine CPU: every process's busy time over the load, per request.`,
+    "",
+    "| system | req/s | orders | SKUs sold out | sold out after s (p50 / p90 / max) | left while refused (SKUs, units) | 201 p50 / p99 ms | SOLD_OUT p50 / p99 ms | DB tx / unit | machine CPU ms / request | CDC lag p50 / p99 ms |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  const seconds = (ms: number | null) => (ms === null ? "–" : (ms / 1000).toFixed(1));
+  for (const r of catalogue.results)
+    lines.push(
+      `| ${r.system} | ${r.requestsPerSecond} | ${r.unitsSold} | ${r.skusSoldOut} | ${seconds(r.sellOutMs.p50)} / ${seconds(r.sellOutMs.p90)} / ${seconds(r.sellOutMs.max)} | ${r.skusLeftWithUnitsWhileRefused}, ${r.unitsLeftWhileRefused} | ${latencyCell(r.latencyMs["201"])} | ${latencyCell(r.latencyMs["409 SOLD_OUT"])} | ${r.transactionsPerUnitSold ?? "–"} | ${r.machineCpuMsPerRequest} | ${r.cdc ? `${r.cdc.lagP50Ms} / ${r.cdc.lagP99Ms}` : "–"} |`,
+    );
+  lines.push(
+    `| flashgate, one SKU of 1000 units (reference) | ${storm.requestsPerSecond} | ${storm.created} | 1 | – | – | ${latencyCell(storm.latencyMs["201"])} | ${latencyCell(storm.latencyMs["409 SOLD_OUT"])} | – | ${storm.machineCpuMsPerRequest} | – |`,
+  );
+  const fg = catalogue.results.find((r) => r.system === "flashgate");
+  if (fg)
+    lines.push(
+      "",
+      `flashgate catalogue over its single-SKU storm, requests/s: **${(fg.requestsPerSecond / storm.requestsPerSecond).toFixed(2)}×** (goal ≥ 0.9×); machine CPU per request ${(fg.machineCpuMsPerRequest / storm.machineCpuMsPerRequest).toFixed(1)}× the storm's; CDC lag p99 **${fg.cdc?.lagP99Ms ?? "–"} ms** (goal < 1 s); Redis per SKU ${fg.memory?.bytesPerSku ?? "–"} bytes, per buyer ${fg.memory?.bytesPerBuyer ?? "–"} bytes (the SKU hash's listpack encoding, up to 128 fields).`,
+    );
   lines.push("");
   return lines;
 }

@@ -136,11 +136,8 @@ export async function catalogue(
       requests: 5000,
       connections: profile.connections,
     });
-    const memoryBefore = system === systems.flashgate ? await redis.info("memory") : "";
     const activityId = await openCatalogue(systems, system, pool, redis, profile);
     const memoryLoaded = system === systems.flashgate ? await skuMemory(redis, activityId, profile.skus) : 0;
-    const usedMemory = (info: string) => Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
-    const usedLoaded = system === systems.flashgate ? usedMemory(await redis.info("memory")) : 0;
     const maintainerBefore = await scrape(systems.flashgate.maintainerUrls);
     const transactionsBefore = await transactionsOf(systems, system);
     const cpuBefore = machineBusyMs();
@@ -231,7 +228,6 @@ export async function catalogue(
         system === systems.flashgate
           ? {
               bytesPerSku: Math.round(memoryLoaded / profile.skus),
-              usedMemoryPerSku: Math.round((usedLoaded - usedMemory(memoryBefore)) / profile.skus),
               bytesPerBuyer: sold ? Math.round((memoryAfter - memoryLoaded) / sold) : null,
             }
           : null,
