@@ -127,13 +127,13 @@ export async function catalogue(
     purchaseRequest(stormSale, tokens[userOf[i]], `one-${stormSale.activityId}-${i}`),
   );
 
-  const warmUpTokens = mintTokens(secret, 2_000, 30_000_000);
+  const warmUpTokens = mintTokens(secret, profile.users / 10, 30_000_000);
   const stormCpuMs = machineBusyMs() - stormCpuBefore;
   const results = [];
   for (const system of [systems.flashgate, systems.redisTruth, systems.mysqlOnly]) {
     await warmUp(systems, system, pool, redis, warmUpTokens, {
-      units: 1000,
-      requests: 5000,
+      units: profile.requests / 40,
+      requests: profile.requests / 10,
       connections: profile.connections,
     });
     const activityId = await openCatalogue(systems, system, pool, redis, profile);
