@@ -127,15 +127,16 @@ export async function catalogue(
     purchaseRequest(stormSale, tokens[userOf[i]], `one-${stormSale.activityId}-${i}`),
   );
 
-  const warmUpTokens = mintTokens(secret, profile.users / 10, 30_000_000);
   const stormCpuMs = machineBusyMs() - stormCpuBefore;
+  // A one-SKU sale with a tenth of the catalogue's requests first, units for a quarter of them.
+  const warmUpSize = {
+    units: profile.requests / 40,
+    requests: profile.requests / 10,
+    connections: profile.connections,
+  };
   const results = [];
   for (const system of [systems.flashgate, systems.redisTruth, systems.mysqlOnly]) {
-    await warmUp(systems, system, pool, redis, warmUpTokens, {
-      units: profile.requests / 40,
-      requests: profile.requests / 10,
-      connections: profile.connections,
-    });
+    await warmUp(systems, system, pool, redis, secret, warmUpSize);
     const activityId = await openCatalogue(systems, system, pool, redis, profile);
     const memoryLoaded = system === systems.flashgate ? await skuMemory(redis, activityId, profile.skus) : 0;
     const maintainerBefore = await scrape(systems.flashgate.maintainerUrls);
