@@ -151,8 +151,9 @@ export async function placeOrders(
 
 /**
  * Sends one decision batch on a connection of its own. A failing statement stops the batch before its
- * COMMIT and is rolled back (`duplicate` resolves a unique-key conflict, `lockConflict` a lost lock); a connection lost, or a batch
- * past the timeout (a hung database must not hold a slot forever), is an unknown outcome.
+ * COMMIT and is rolled back (`duplicate` resolves a unique-key conflict, `lockConflict` a lost lock); a
+ * connection lost, or a batch past the timeout (a hung database must not hold a slot forever), is an
+ * unknown outcome.
  */
 async function decideOnConnection<T>(
   pool: Pool,
