@@ -242,6 +242,41 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
     }
   });
 
+  it("renews a sold-out snapshot from its unchanged stock row without reading the buyers again", async () => {
+    const subscriber = new Redis(fastRedisUrl());
+    try {
+      const ttlMs = 200;
+      const { purchases } = service({ subscriber, soldOutCacheMs: ttlMs });
+      const s = await sale(1);
+      await purchases.purchase(s.request(1));
+      await s.applyOrder(1);
+      await redis.hset(skuKeys(s.ids.activityId, s.ids.skuId).sku, "available", 0);
+      await eventually(async () => {
+        await purchases.purchase(s.request(2));
+        expect(purchases.purchase(s.request(3))).toEqual({ kind: "SOLD_OUT" });
+      });
+      // An order the stock row does not know of: a renewal that read the buyers would name user 9.
+      await pool.query(
+        `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+         VALUES (?, ?, ?, 9, 'PENDING', 1999, 'EUR', NOW(3), NOW(3) + INTERVAL 1 HOUR)`,
+        [`svc-${s.ids.activityId}-9`, s.ids.activityId, s.ids.skuId],
+      );
+      // Answering on past several lifetimes of the first snapshot: it has been renewed meanwhile.
+      const since = performance.now();
+      await eventually(async () => {
+        await purchases.purchase(s.request(2));
+        expect(performance.now() - since).toBeGreaterThan(4 * ttlMs);
+        // Both answered locally, from the renewed snapshot, which still does not name user 9.
+        expect(purchases.purchase(s.request(3))).toEqual({ kind: "SOLD_OUT" });
+        expect(purchases.purchase(s.request(9, `svc-${s.ids.activityId}-9-new`))).toEqual({
+          kind: "SOLD_OUT",
+        });
+      });
+    } finally {
+      subscriber.disconnect();
+    }
+  });
+
   it("a SKU missing from Redis: unknown is 404, open asks for a rebuild (503), ended answers from MySQL", async () => {
     const { purchases } = service();
     const unknown = freshIds();
