@@ -1,11 +1,12 @@
 import { type FlashgateRedis, skuKeys } from "@flashgate/cache";
 import { compareSku } from "@flashgate/sync";
+import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import type { Systems } from "../run.ts";
 import { lagBetween, scrape } from "./lag.ts";
-import { openSale, warmUp } from "./open-sale.ts";
+import { openSale, warmedDesigns } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";
 
 export interface BigStockProfile {
@@ -15,15 +16,15 @@ export interface BigStockProfile {
   connections: number;
 }
 
-/** Polls until `done` holds, and says when (ms on the load's clock), or null after `timeoutMs`. */
-async function settledAt(done: () => Promise<boolean>, clock: () => number, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await done()) return Math.round(clock());
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return null;
-}
+/** When `done` came to hold (ms on the load's clock, polled every 100 ms), or null after `timeoutMs`. */
+const settledAt = (done: () => Promise<boolean>, clock: () => number, timeoutMs: number) =>
+  eventually(
+    async () => {
+      if (!(await done())) throw new Error("not yet");
+      return Math.round(clock());
+    },
+    { timeoutMs, intervalMs: 100 },
+  ).catch(() => null);
 
 /**
  * One SKU with a sale's worth of stock (100,000 units, 300,000 requests from 150,000 users: every user
@@ -47,8 +48,7 @@ export async function bigStock(
     connections: profile.connections,
   };
   const results = [];
-  for (const system of [systems.flashgate, systems.redisTruth, systems.mysqlOnly]) {
-    await warmUp(systems, system, pool, redis, secret, warmUpSize);
+  for await (const system of warmedDesigns(systems, pool, redis, secret, warmUpSize)) {
     const sale = await openSale(systems, system, pool, redis, profile.units);
     const transactionsBefore = await transactionsOf(systems, system);
     const maintainerBefore = await scrape(systems.flashgate.maintainerUrls);

@@ -1,13 +1,14 @@
 import { type FlashgateRedis, skuKeys } from "@flashgate/cache";
 import { compareSku } from "@flashgate/sync";
+import { eventually } from "@flashgate/testkit";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { machineBusyMs } from "../lib/env.ts";
-import { latencySummary, runLoad } from "../lib/load.ts";
+import { latencySummary, percentile, runLoad } from "../lib/load.ts";
 import { createCatalogue, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
 import type { RunningSystem } from "../lib/systems.ts";
 import type { Systems } from "../run.ts";
 import { lagBetween, scrape } from "./lag.ts";
-import { cachedSale, warmUp } from "./open-sale.ts";
+import { cachedSale, warmedDesigns } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";
 
 export interface CatalogueProfile {
@@ -57,12 +58,29 @@ function demand(profile: CatalogueProfile) {
   return { skuOf, userOf };
 }
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length
-    ? Math.round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))])
-    : null;
-};
+/** Whether every SKU of the catalogue is in flashgate's cache as MySQL has it, within `timeoutMs`. */
+async function allCached(
+  pool: Pool,
+  redis: FlashgateRedis,
+  activityId: number,
+  skus: number,
+  timeoutMs: number,
+) {
+  let waiting = Array.from({ length: skus }, (_, i) => i + 1);
+  return eventually(
+    async () => {
+      const still = [];
+      for (const skuId of waiting)
+        if (!(await compareSku(pool, redis, activityId, skuId)).equal) still.push(skuId);
+      waiting = still;
+      if (waiting.length) throw new Error(`${waiting.length} SKUs not in the cache as in MySQL`);
+    },
+    { timeoutMs, intervalMs: 200 },
+  ).then(
+    () => true,
+    () => false,
+  );
+}
 
 /** Bytes Redis holds for these SKUs' keys (MEMORY USAGE, exact: SAMPLES 0). */
 async function skuMemory(redis: FlashgateRedis, activityId: number, skus: number) {
@@ -85,18 +103,8 @@ async function openCatalogue(
 ) {
   const { activityId } = newSale();
   await createCatalogue(pool, activityId, profile.skus, profile.unitsPerSku);
-  if (system === systems.flashgate) {
-    let waiting = Array.from({ length: profile.skus }, (_, i) => i + 1);
-    const deadline = Date.now() + 120_000;
-    while (waiting.length > 0) {
-      if (Date.now() > deadline) throw new Error(`${waiting.length} SKUs never reached the cache`);
-      const still = [];
-      for (const skuId of waiting)
-        if (!(await compareSku(pool, redis, activityId, skuId)).equal) still.push(skuId);
-      waiting = still;
-      if (waiting.length) await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+  if (system === systems.flashgate && !(await allCached(pool, redis, activityId, profile.skus, 120_000)))
+    throw new Error("the catalogue never reached the cache");
   if (system === systems.redisTruth)
     for (const url of system.urls)
       for (let skuId = 1; skuId <= profile.skus; skuId++)
@@ -135,8 +143,7 @@ export async function catalogue(
     connections: profile.connections,
   };
   const results = [];
-  for (const system of [systems.flashgate, systems.redisTruth, systems.mysqlOnly]) {
-    await warmUp(systems, system, pool, redis, secret, warmUpSize);
+  for await (const system of warmedDesigns(systems, pool, redis, secret, warmUpSize)) {
     const activityId = await openCatalogue(systems, system, pool, redis, profile);
     const memoryLoaded = system === systems.flashgate ? await skuMemory(redis, activityId, profile.skus) : 0;
     const maintainerBefore = await scrape(systems.flashgate.maintainerUrls);
@@ -170,15 +177,14 @@ export async function catalogue(
       );
       return Number(rows[0].n);
     };
-    const deadline = Date.now() + 180_000;
-    while ((await orders()) < created && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-    let converged = system !== systems.flashgate;
-    while (!converged && Date.now() < deadline) {
-      converged = true;
-      for (let skuId = 1; skuId <= profile.skus && converged; skuId++)
-        converged = (await compareSku(pool, redis, activityId, skuId)).equal;
-      if (!converged) await new Promise((r) => setTimeout(r, 500));
-    }
+    await eventually(
+      async () => {
+        if ((await orders()) < created) throw new Error("orders still being written");
+      },
+      { timeoutMs: 180_000, intervalMs: 200 },
+    ).catch(() => {});
+    const converged =
+      system !== systems.flashgate || (await allCached(pool, redis, activityId, profile.skus, 180_000));
     const cdc =
       system === systems.flashgate
         ? lagBetween(maintainerBefore, await scrape(systems.flashgate.maintainerUrls))
@@ -192,6 +198,7 @@ export async function catalogue(
     const leftWhileRefused = stock.filter(
       (row) => Number(row.available) > 0 && refused[Number(row.sku_id)] > 0,
     );
+    const sellOut = soldOut.map((sku) => lastCreatedMs[sku]).sort((a, b) => a - b);
     const sold = await orders();
     const transactions = (await transactionsOf(systems, system)) - transactionsBefore;
     const memoryAfter = system === systems.flashgate ? await skuMemory(redis, activityId, profile.skus) : 0;
@@ -208,18 +215,9 @@ export async function catalogue(
       latencyMs: latencySummary(load.latencies),
       skusSoldOut: soldOut.length,
       sellOutMs: {
-        p50: percentile(
-          soldOut.map((sku) => lastCreatedMs[sku]),
-          0.5,
-        ),
-        p90: percentile(
-          soldOut.map((sku) => lastCreatedMs[sku]),
-          0.9,
-        ),
-        max: percentile(
-          soldOut.map((sku) => lastCreatedMs[sku]),
-          1,
-        ),
+        p50: sellOut.length ? Math.round(percentile(sellOut, 50)) : null,
+        p90: sellOut.length ? Math.round(percentile(sellOut, 90)) : null,
+        max: sellOut.length ? Math.round(sellOut[sellOut.length - 1]) : null,
       },
       skusLeftWithUnitsWhileRefused: leftWhileRefused.length,
       unitsLeftWhileRefused: leftWhileRefused.reduce((sum, row) => sum + Number(row.available), 0),

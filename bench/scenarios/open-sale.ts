@@ -42,7 +42,7 @@ export async function openSale(
  * A small sale first (not counted) warms a design and the stack behind it (JIT, pools, the CDC path),
  * as a system in service is warm when a sale opens; its buyers are its own.
  */
-export async function warmUp(
+async function warmUp(
   systems: Systems,
   system: { urls: string[] },
   pool: Pool,
@@ -56,4 +56,18 @@ export async function warmUp(
   await runLoad(system.urls, size.requests, size.connections, (i) =>
     purchaseRequest(sale, tokens[i % tokens.length], `warm-${sale.activityId}-${i}`),
   );
+}
+
+/** Each design in turn, flashgate first, once it has served its warm-up sale. */
+export async function* warmedDesigns(
+  systems: Systems,
+  pool: Pool,
+  redis: FlashgateRedis,
+  secret: string,
+  size: { units: number; requests: number; connections: number },
+) {
+  for (const system of [systems.flashgate, systems.redisTruth, systems.mysqlOnly]) {
+    await warmUp(systems, system, pool, redis, secret, size);
+    yield system;
+  }
 }

@@ -7,7 +7,7 @@ import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import type { RunningSystem } from "../lib/systems.ts";
 import type { Systems } from "../run.ts";
-import { openSale, warmUp } from "./open-sale.ts";
+import { openSale, warmedDesigns } from "./open-sale.ts";
 
 export interface StormProfile {
   units: number;
@@ -39,12 +39,12 @@ export async function storm(
 ) {
   const tokens = mintTokens(secret, profile.users, 10_000_000);
   const results = [];
-  for (const system of [systems.flashgate, systems.redisTruth, systems.mysqlOnly]) {
-    await warmUp(systems, system, pool, redis, secret, {
-      units: Math.ceil(profile.units / 10),
-      requests: Math.ceil(profile.requests / 10),
-      connections: profile.connections,
-    });
+  const warmUpSize = {
+    units: Math.ceil(profile.units / 10),
+    requests: Math.ceil(profile.requests / 10),
+    connections: profile.connections,
+  };
+  for await (const system of warmedDesigns(systems, pool, redis, secret, warmUpSize)) {
     const sale = await openSale(systems, system, pool, redis, profile.units);
     const before = await transactionsOf(systems, system);
     process.stderr.write(`  storm: ${system.name}, ${profile.requests} requests…\n`);
