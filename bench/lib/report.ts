@@ -349,6 +349,9 @@ function topologySection(results: Results): string[] {
   return lines;
 }
 
+const seconds = (ms: number | null | undefined) =>
+  ms === null || ms === undefined ? "–" : (ms / 1000).toFixed(1);
+
 const latencyCell = (latency: ResultRow | undefined) => (latency ? `${latency.p50} / ${latency.p99}` : "–");
 
 /** One SKU with 100,000 units on each design. */
@@ -364,7 +367,6 @@ function bigStockSection(results: Results): string[] {
     "| system | orders/s | sold out after s | in MySQL after s | cache converged after s | req/s | 201 p50 / p99 ms | SOLD_OUT p50 / p99 ms | units sold | DB tx / unit | CDC lag p99 ms | Redis bytes / buyer |",
     "|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
-  const seconds = (ms: number | null) => (ms === null || ms === undefined ? "–" : (ms / 1000).toFixed(1));
   for (const r of big.results)
     lines.push(
       `| ${r.system} | ${r.ordersPerSecond} | ${seconds(r.timeToSellOutMs)} | ${seconds(r.persistedAfterMs)} | ${seconds(r.cacheConvergedAfterMs)} | ${r.requestsPerSecond} | ${latencyCell(r.latencyMs["201"])} | ${latencyCell(r.latencyMs["409 SOLD_OUT"])} | ${r.unitsSold}${r.soldExactly ? "" : " ✗"} | ${r.transactionsPerUnitSold ?? "–"} | ${r.cdc?.lagP99Ms ?? "–"} | ${r.redisBytesPerBuyer ?? "–"} |`,
@@ -396,7 +398,6 @@ function catalogueSection(results: Results): string[] {
     "| system | req/s | orders | SKUs sold out | sold out after s (p50 / p90 / max) | left while refused (SKUs, units) | 201 p50 / p99 ms | SOLD_OUT p50 / p99 ms | DB tx / unit | machine CPU ms / request | CDC lag p50 / p99 ms |",
     "|---|---|---|---|---|---|---|---|---|---|---|",
   ];
-  const seconds = (ms: number | null) => (ms === null ? "–" : (ms / 1000).toFixed(1));
   for (const r of catalogue.results)
     lines.push(
       `| ${r.system} | ${r.requestsPerSecond} | ${r.unitsSold} | ${r.skusSoldOut} | ${seconds(r.sellOutMs.p50)} / ${seconds(r.sellOutMs.p90)} / ${seconds(r.sellOutMs.max)} | ${r.skusLeftWithUnitsWhileRefused}, ${r.unitsLeftWhileRefused} | ${latencyCell(r.latencyMs["201"])} | ${latencyCell(r.latencyMs["409 SOLD_OUT"])} | ${r.transactionsPerUnitSold ?? "–"} | ${r.machineCpuMsPerRequest} | ${r.cdc ? `${r.cdc.lagP50Ms} / ${r.cdc.lagP99Ms}` : "–"} |`,
