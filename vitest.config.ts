@@ -54,6 +54,7 @@ export default defineConfig({
           name: "integration",
           include: ["{apps,packages}/*/test/**/*.int.test.ts", "ops/test/*.int.test.ts"],
           globalSetup: ["packages/testkit/src/global-setup.ts"],
+          setupFiles: ["packages/testkit/src/cdc-probe-setup.ts"],
           // One real stack on two cores: files run one after another so timings stay meaningful.
           fileParallelism: false,
           testTimeout: 120_000,

@@ -1,12 +1,73 @@
 // Runs before `npm start` and `npm test` on whatever Node the machine has (plain JavaScript, no
-// dependencies): installs the npm packages when they are missing or older than package-lock.json, so
-// a fresh clone needs no separate install step. Node 24 itself comes with them (the `node` package).
-import { execSync } from "node:child_process";
+// dependencies), so a fresh clone needs no separate install step:
+// 1. the Debian packages the command needs: installed with apt when run as root, otherwise it stops
+//    here with the one `apt-get install` line that is missing;
+// 2. the npm packages, when missing or older than package-lock.json (quietly: npm runs on the
+//    machine's Node, and its engine warnings about the Node 24 the project brings are noise).
+import { execFileSync, execSync, spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
+
+const path = `${process.env.PATH ?? ""}:/usr/sbin:/usr/local/sbin`;
+const has = (command) =>
+  spawnSync("sh", ["-c", `command -v ${command}`], { env: { ...process.env, PATH: path } }).status === 0;
+const hasLibrary = (name) => {
+  const listing = spawnSync("sh", ["-c", "ldconfig -p"], {
+    encoding: "utf8",
+    env: { ...process.env, PATH: path },
+  });
+  return listing.status !== 0 || listing.stdout.includes(`${name} `);
+};
+
+const serverParts = [
+  ["java", "openjdk-17-jre-headless", () => has("java")],
+  ["mvn", "maven", () => has("mvn")],
+  ["unzip", "unzip", () => has("unzip")],
+  ["redis-server", "redis-server", () => has("redis-server")],
+  // The MySQL 8 server the stack unpacks from Maven Central links these two.
+  ["libaio.so.1", "libaio1", () => hasLibrary("libaio.so.1")],
+  ["libnuma.so.1", "libnuma1", () => hasLibrary("libnuma.so.1")],
+];
+if (process.env.FLASHGATE_DB === "mariadb")
+  serverParts.push(["mariadbd", "mariadb-server", () => has("mariadbd")]);
+const testParts = [
+  // The dashboard's browser test, and promtool (alerting rules) with a real Prometheus scraping the stack.
+  ["chromium", "chromium", () => has("chromium")],
+  ["promtool", "prometheus", () => has("promtool")],
+];
+const event = process.env.npm_lifecycle_event ?? "";
+const wanted =
+  event.startsWith("pretest") || event === "premutation" ? [...serverParts, ...testParts] : serverParts;
+const missing = [...new Set(wanted.filter(([, , present]) => !present()).map(([, pkg]) => pkg))];
+
+if (missing.length) {
+  const line = `apt-get install -y --no-install-recommends ${missing.join(" ")}`;
+  if (process.getuid?.() !== 0 || !has("apt-get")) {
+    console.error(`flashgate: missing Debian packages; install them first with:\n  sudo ${line}`);
+    process.exit(1);
+  }
+  console.error(`flashgate: installing the Debian packages this needs: ${missing.join(" ")} (apt-get)…`);
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive", PATH: path };
+  try {
+    execFileSync("apt-get", ["update", "-qq"], { stdio: ["ignore", "ignore", "inherit"], env });
+    execFileSync("sh", ["-c", `${line} -qq`], { stdio: ["ignore", "ignore", "inherit"], env });
+  } catch {
+    console.error(`flashgate: apt-get failed; run by hand:\n  ${line}`);
+    process.exit(1);
+  }
+}
 
 const installed = "node_modules/.package-lock.json";
 const stale = !existsSync(installed) || statSync(installed).mtimeMs < statSync("package-lock.json").mtimeMs;
 if (stale) {
   console.error("flashgate: installing the npm packages (npm ci)…");
-  execSync("npm ci --no-audit --no-fund", { stdio: "inherit" });
+  try {
+    execSync("npm ci --no-audit --no-fund --loglevel=error --foreground-scripts=false", {
+      stdio: ["ignore", "ignore", "pipe"],
+      encoding: "utf8",
+    });
+  } catch (error) {
+    console.error(error.stderr || error.message);
+    process.exit(1);
+  }
+  console.error("flashgate: npm packages installed");
 }

@@ -15,6 +15,13 @@ const maintainerConfigSchema = z.object({
     .default("true")
     .transform((v) => v === "true"),
   WATCHDOG_INTERVAL_MS: z.coerce.number().int().min(50).default(500),
+  // The Debezium connector this maintainer keeps reading (restarted when FAILED, repositioned when its
+  // binlog position is lost); 0 turns the supervision off.
+  KAFKA_CONNECT_URL: z.url().default(`http://127.0.0.1:${stackPorts.connect}`),
+  CONNECTOR_NAME: z.string().min(1).default("flashgate-sale"),
+  CONNECTOR_CHECK_INTERVAL_MS: z.coerce.number().int().min(0).default(2000),
+  // No heartbeat applied for this long: changed SKUs are loaded from MySQL directly (0: never).
+  CDC_STALL_MS: z.coerce.number().int().min(0).default(3000),
 });
 
 export const loadConfig = (env: Record<string, string | undefined>) =>

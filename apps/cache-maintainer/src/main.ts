@@ -1,8 +1,11 @@
 import { redisClient, withScripts } from "@flashgate/cache";
+import { connectClient } from "@flashgate/connect";
 import { bumpHeartbeat, closeExpiredOrders, createPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
 import {
   createApplier,
+  createCdcFallback,
+  createConnectorSupervisor,
   createDeadLetterSink,
   createMaintainerMetrics,
   createRebuilder,
@@ -68,6 +71,19 @@ const stopDriftCheck = every(
   logger,
 );
 
+const supervisor = createConnectorSupervisor({
+  connect: connectClient(config.KAFKA_CONNECT_URL),
+  connector: config.CONNECTOR_NAME,
+  pool,
+  redis,
+  metrics,
+  logger,
+});
+const stopSupervisor = every(config.CONNECTOR_CHECK_INTERVAL_MS, "connector check", supervisor.check, logger);
+
+const fallback = createCdcFallback({ pool, redis, rebuilder, metrics, logger, stallMs: config.CDC_STALL_MS });
+const stopFallback = every(config.CDC_STALL_MS > 0 ? 1000 : 0, "CDC stall fallback", fallback.check, logger);
+
 const deadLetters = createDeadLetterSink(brokers);
 const consumer = await startConsumer({
   brokers,
@@ -93,7 +109,8 @@ const shutdown = async () => {
   if (stopping) return;
   stopping = true;
   logger.info("stopping: finishing the batch in hand, committing, leaving the group");
-  for (const stop of [stopWatchdog, stopExpiry, stopHeartbeat, stopDriftCheck]) stop();
+  for (const stop of [stopWatchdog, stopExpiry, stopHeartbeat, stopDriftCheck, stopSupervisor, stopFallback])
+    stop();
   setTimeout(() => process.exit(1), 15_000).unref();
   await consumer.stop();
   await deadLetters.close().catch(() => {});

@@ -14,21 +14,13 @@ import {
   eventually,
   expectConverged,
   freshIds,
+  maintainerMetric,
   stackEnv,
   startMaintainer,
   startTcpProxy,
   testContext,
 } from "@flashgate/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
-/** One counter or gauge of the maintainer's /metrics (summed over its labels). */
-async function metric(maintainer: AppProcess, name: string): Promise<number> {
-  const text = await (await fetch(`${maintainer.url}/metrics`)).text();
-  return text
-    .split("\n")
-    .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
-}
 
 /** SQL run past the binlog (CDC never sees it), as root: for bulk set-up and for clearing up after it. */
 async function offTheBinlog(statements: [string, unknown[]][]) {
@@ -77,7 +69,7 @@ describe("faults never stop the cache", () => {
       await createSale(c.pool, { ...sale, units: 5 });
       await expectConverged(c, sale.activityId, sale.skuId);
     }
-    const deadBefore = await metric(maintainer, "flashgate_cdc_dead_letters_total");
+    const deadBefore = await maintainerMetric(maintainer, "flashgate_cdc_dead_letters_total");
     // A key of the wrong type: every order change of this SKU fails in apply.lua (WRONGTYPE).
     await c.redis.set(skuKeys(broken.activityId, broken.skuId).reservations, "not a zset");
 
@@ -87,9 +79,11 @@ describe("faults never stop the cache", () => {
     }
     await expectConverged(c, healthy.activityId, healthy.skuId);
     await expectConverged(c, broken.activityId, broken.skuId);
-    expect(await metric(maintainer, "flashgate_cdc_dead_letters_total")).toBe(deadBefore);
-    expect(await metric(maintainer, "flashgate_cache_isolations_total")).toBeGreaterThanOrEqual(1);
-    await eventually(async () => expect(await metric(maintainer, "flashgate_cache_isolated_skus")).toBe(0));
+    expect(await maintainerMetric(maintainer, "flashgate_cdc_dead_letters_total")).toBe(deadBefore);
+    expect(await maintainerMetric(maintainer, "flashgate_cache_isolations_total")).toBeGreaterThanOrEqual(1);
+    await eventually(async () =>
+      expect(await maintainerMetric(maintainer, "flashgate_cache_isolated_skus")).toBe(0),
+    );
   });
 
   it("drift made by hand is repaired by the maintainer itself: auto-repair is on by default", async () => {
@@ -100,7 +94,7 @@ describe("faults never stop the cache", () => {
     await expectConverged(c, sale.activityId, sale.skuId);
     // Counted once the check's whole pass ends, which may be after this SKU was repaired.
     await eventually(async () =>
-      expect(await metric(maintainer, "flashgate_drift_repairs_total")).toBeGreaterThanOrEqual(1),
+      expect(await maintainerMetric(maintainer, "flashgate_drift_repairs_total")).toBeGreaterThanOrEqual(1),
     );
   });
 
@@ -108,8 +102,8 @@ describe("faults never stop the cache", () => {
     const sale = freshIds();
     await createSale(c.pool, { ...sale, units: 5 });
     await expectConverged(c, sale.activityId, sale.skuId);
-    const deadBefore = await metric(maintainer, "flashgate_cdc_dead_letters_total");
-    const retriesBefore = await metric(maintainer, "flashgate_cdc_apply_retries_total");
+    const deadBefore = await maintainerMetric(maintainer, "flashgate_cdc_dead_letters_total");
+    const retriesBefore = await maintainerMetric(maintainer, "flashgate_cdc_apply_retries_total");
     await c.redis.config("SET", "maxmemory", "1");
     try {
       await c.pool.query("UPDATE sale_stock SET available = 9 WHERE activity_id = ? AND sku_id = ?", [
@@ -117,20 +111,22 @@ describe("faults never stop the cache", () => {
         sale.skuId,
       ]);
       await eventually(async () =>
-        expect(await metric(maintainer, "flashgate_cdc_apply_retries_total")).toBeGreaterThan(retriesBefore),
+        expect(await maintainerMetric(maintainer, "flashgate_cdc_apply_retries_total")).toBeGreaterThan(
+          retriesBefore,
+        ),
       );
     } finally {
       await c.redis.config("SET", "maxmemory", "0");
     }
     await expectConverged(c, sale.activityId, sale.skuId);
     expect((await readCachedSku(c.redis, sale.activityId, sale.skuId))?.available).toBe(9);
-    expect(await metric(maintainer, "flashgate_cdc_dead_letters_total")).toBe(deadBefore);
+    expect(await maintainerMetric(maintainer, "flashgate_cdc_dead_letters_total")).toBe(deadBefore);
   });
   it("the binlog source steps back (RESET MASTER, a restore): detected, every SKU rebuilt, changes apply again", async () => {
     const sale = freshIds();
     await createSale(c.pool, { ...sale, units: 5 });
     await expectConverged(c, sale.activityId, sale.skuId);
-    const detectedBefore = await metric(maintainer, "flashgate_binlog_source_changes_total");
+    const detectedBefore = await maintainerMetric(maintainer, "flashgate_binlog_source_changes_total");
     // The cache as a longer binlog left it: its positions, and the one the maintainer last saw, lie
     // beyond anything the server's binlog now holds, so the position guard would refuse every change.
     const oldBinlog = "99999999:0000000000000:000000";
@@ -142,7 +138,8 @@ describe("faults never stop the cache", () => {
         .exec();
     await eventually(
       async () => {
-        if ((await metric(maintainer, "flashgate_binlog_source_changes_total")) > detectedBefore) return;
+        if ((await maintainerMetric(maintainer, "flashgate_binlog_source_changes_total")) > detectedBefore)
+          return;
         // Written again if the watchdog's own record of this pass overwrote it.
         await leaveOldBinlog();
         throw new Error("source change not detected yet");
@@ -173,7 +170,7 @@ describe("a batch held across a crash", () => {
       const sale = freshIds();
       await createSale(c.pool, { ...sale, units: 5 });
       await expectConverged(c, sale.activityId, sale.skuId);
-      const retriesBefore = await metric(first, "flashgate_cdc_apply_retries_total");
+      const retriesBefore = await maintainerMetric(first, "flashgate_cdc_apply_retries_total");
       await link.cut();
       await c.pool.query("UPDATE sale_stock SET available = 11 WHERE activity_id = ? AND sku_id = ?", [
         sale.activityId,
@@ -181,7 +178,9 @@ describe("a batch held across a crash", () => {
       ]);
       // Consumed and held: applying it failed at least once.
       await eventually(async () =>
-        expect(await metric(first, "flashgate_cdc_apply_retries_total")).toBeGreaterThan(retriesBefore),
+        expect(await maintainerMetric(first, "flashgate_cdc_apply_retries_total")).toBeGreaterThan(
+          retriesBefore,
+        ),
       );
       await first.kill("SIGKILL");
       await link.restore();

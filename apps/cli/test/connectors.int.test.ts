@@ -22,7 +22,8 @@ describe("flashgate connectors", () => {
   const c = clients();
   let maintainer: AppProcess;
   beforeAll(async () => {
-    maintainer = await startMaintainer();
+    // The operator's tools are what this file tests: no supervisor or stall fallback acts beside them.
+    maintainer = await startMaintainer({ CONNECTOR_CHECK_INTERVAL_MS: "0", CDC_STALL_MS: "0" });
   });
   afterAll(async () => {
     await maintainer.kill();

@@ -23,7 +23,11 @@ describe("drift detection and repair", () => {
   const c = clients();
   let maintainer: AppProcess;
   beforeAll(async () => {
-    maintainer = await startMaintainer({ DRIFT_INTERVAL_MS: "1000", DRIFT_AUTO_REPAIR: "false" });
+    maintainer = await startMaintainer({
+      DRIFT_INTERVAL_MS: "1000",
+      DRIFT_AUTO_REPAIR: "false",
+      CDC_STALL_MS: "0",
+    });
   });
   afterAll(async () => {
     await maintainer.kill();

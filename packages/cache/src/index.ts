@@ -13,6 +13,7 @@ export {
   binlogSourceKey,
   buyerField,
   cacheEpochKey,
+  cdcSupervisorKeys,
   endedGraceMs,
   parseSkuRef,
   rebuildQueueKey,

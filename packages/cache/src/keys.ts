@@ -76,3 +76,17 @@ export const endedGraceMs = 24 * 3600 * 1000;
 
 /** The highest binlog position the maintainer has applied with nothing older left in hand (from heartbeats). */
 export const appliedWatermarkKey = "fg:watermark";
+
+/**
+ * The CDC supervisor's shared state, so any number of maintainers act as one: restarts of a FAILED
+ * connector are gated (`restartGate`, set for the wait before the next one) and counted (`restarts`,
+ * forgotten once the connector has run a while without one); `reposition` holds off a second reset of
+ * the connector's position while the first one's snapshot starts.
+ */
+export const cdcSupervisorKeys = {
+  restartGate: "fg:cdc:restart-gate",
+  restarts: "fg:cdc:restarts",
+  reposition: "fg:cdc:reposition",
+  /** Commit time (ms) of the newest heartbeat row applied: how current CDC's view of MySQL is. */
+  heartbeatApplied: "fg:cdc:heartbeat-applied",
+} as const;

@@ -165,6 +165,24 @@ export function connectClient(baseUrl: string) {
       ),
     remove: async (name: string) => void expectOk(await call("DELETE", named(name)), name),
     offsets: async (name: string) => expectOk(await call("GET", `${named(name)}/offsets`), name),
+    /** The connector's one source offset (Debezium keeps one per server), or undefined before its first. */
+    async sourceOffset(name: string): Promise<Record<string, unknown> | undefined> {
+      const body = (await this.offsets(name)) as { offsets?: { offset?: Record<string, unknown> }[] };
+      return body.offsets?.[0]?.offset ?? undefined;
+    },
+    /**
+     * Forgets where the connector has read to (stopped first, as Connect requires) and starts it again: a
+     * Debezium connector then takes a fresh snapshot and streams on from the server's position now.
+     */
+    async resetOffsets(name: string): Promise<void> {
+      expectOk(await call("PUT", `${named(name)}/stop`), name);
+      await this.waitUntil(name, (status) => status?.connector.state === "STOPPED", {
+        timeoutMs: 60_000,
+        failedGraceMs: 60_000,
+      });
+      expectOk(await call("DELETE", `${named(name)}/offsets`, undefined, 60_000), name);
+      expectOk(await call("PUT", `${named(name)}/resume`), name);
+    },
     /**
      * Polls until the connector and its tasks have been RUNNING for `ms` in a row; passing states
      * (RESTARTING, UNASSIGNED) start the count again, a FAILED connector or task is refused.

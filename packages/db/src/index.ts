@@ -1,4 +1,6 @@
+export { binlogPositionLost, type ReaderPosition } from "./binlog-holdings.ts";
 export { type BinlogSource, binlogCoordinates, readBinlogSource } from "./binlog-source.ts";
+export { skusChangedSince } from "./changed-skus.ts";
 export { isConnectionLoss, isDatabaseUnavailable, isDuplicateKey, serverErrors } from "./errors.ts";
 export { bumpHeartbeat } from "./heartbeat.ts";
 export {

@@ -1,6 +1,7 @@
 import {
   applyActivityChange,
   applySkuChanges,
+  cdcSupervisorKeys,
   type FlashgateRedis,
   rebuildQueueKey,
   removeActivity,
@@ -153,6 +154,7 @@ export function createApplier(deps: {
   ): Promise<{ dead: DeadLetter[]; heartbeat: string | undefined }> {
     const dead: DeadLetter[] = [];
     let heartbeat: string | undefined;
+    let beatAt: number | undefined;
     const bySku = new Map<
       string,
       { activityId: number; skuId: number; items: { change: SaleChange; record: InboundRecord }[] }
@@ -164,8 +166,10 @@ export function createApplier(deps: {
         if (!event) continue; // tombstone: the delete before it did the work
         if (record.topic === topics.heartbeat) {
           const beat = Number(event.after?.beat_at);
-          if (Number.isFinite(beat))
+          if (Number.isFinite(beat)) {
             metrics.lag.observe({ source: "heartbeat" }, Math.max(0, Date.now() - beat) / 1000);
+            beatAt = beat;
+          }
           heartbeat = event.position;
           continue;
         }
@@ -189,6 +193,8 @@ export function createApplier(deps: {
       [...bySku.values()].map((group) => applySku(group.activityId, group.skuId, group.items)),
     );
     for (const activity of activities) await applyActivity(activity);
+    // Every instance's stall fallback reads this: CDC has delivered MySQL up to this commit time.
+    if (beatAt !== undefined) await redis.set(cdcSupervisorKeys.heartbeatApplied, String(beatAt));
     for (const letter of dead) {
       metrics.deadLetters.inc();
       // The SKU missed this change: a rebuild from MySQL, which holds its effect, converges it.

@@ -5,6 +5,8 @@ export {
   type InboundRecord,
   toSkuChange,
 } from "./applier.ts";
+export { createCdcFallback } from "./cdc-fallback.ts";
+export { createConnectorSupervisor, defaultBackoff, type RestartBackoff } from "./connector-supervisor.ts";
 export { consumerGroup, type RunningConsumer, startConsumer } from "./consumer.ts";
 export { createDeadLetterSink, type DeadLetterSink } from "./dead-letters.ts";
 export { createMaintainerMetrics, type MaintainerMetrics } from "./metrics.ts";

@@ -76,6 +76,21 @@ export function createMaintainerMetrics() {
       help: "SKUs repaired from MySQL by the drift check",
       registers: [registry],
     }),
+    connectorRestarts: new Counter({
+      name: "flashgate_connector_restarts_total",
+      help: "Restarts of a FAILED Debezium connector or task, by this instance's supervisor",
+      registers: [registry],
+    }),
+    connectorRepositions: new Counter({
+      name: "flashgate_connector_repositions_total",
+      help: "Times the connector's binlog position was lost (reset, purged, another server) and reset to a fresh snapshot",
+      registers: [registry],
+    }),
+    cdcStalled: new Gauge({
+      name: "flashgate_cdc_stalled",
+      help: "1 while no heartbeat has been applied for CDC_STALL_MS and changed SKUs are loaded from MySQL directly",
+      registers: [registry],
+    }),
     lastAppliedAt: new Gauge({
       name: "flashgate_cdc_last_applied_timestamp_seconds",
       help: "When a change was last applied",

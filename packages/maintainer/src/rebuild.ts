@@ -165,7 +165,7 @@ export function createRebuilder(deps: {
     return running;
   }
 
-  return { rebuildAll, drainQueue, check, isolate };
+  return { rebuild, rebuildAll, drainQueue, check, isolate };
 }
 
 export type Rebuilder = ReturnType<typeof createRebuilder>;

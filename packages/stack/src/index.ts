@@ -8,7 +8,7 @@ export type { Component, StackContext } from "./context.ts";
 export { appDbUser, databaseName, debeziumDbUser } from "./context.ts";
 export { isPortOpen } from "./net.ts";
 export { connectorsDir, defaultHome, repoRoot, sideStackHome, stackPaths } from "./paths.ts";
-export { readPid } from "./processes.ts";
+export { readPid, tailLog } from "./processes.ts";
 export { consoleProgress, type Progress, silentProgress } from "./progress.ts";
 export type { StackSecrets } from "./secrets.ts";
 export * from "./stack.ts";

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { StackPaths } from "./paths.ts";
 import type { Progress } from "./progress.ts";
@@ -26,6 +26,8 @@ export async function ensureJars(paths: StackPaths, progress: Progress): Promise
   const fingerprint = pomFingerprint(paths);
   if (existsSync(paths.jarsStamp) && readFileSync(paths.jarsStamp, "utf8").trim() === fingerprint) return;
   const step = progress.step(`fetching Kafka, Kafka Connect and Debezium jars with Maven into ${paths.jars}`);
+  // A jar the new pom no longer names must not stay on the classpath beside its replacement.
+  for (const dir of [paths.kafkaJars, paths.pluginPath]) rmSync(dir, { recursive: true, force: true });
   const args = ["-B", "-f", paths.pom, `-Dflashgate.jars=${paths.jars}`, "dependency:copy-dependencies"];
   await new Promise<void>((resolve, reject) => {
     const child = spawn("mvn", args, { stdio: ["ignore", "pipe", "pipe"] });

@@ -5,7 +5,7 @@ import { compareSku } from "@flashgate/sync";
 import { expect } from "vitest";
 import { stackEnv } from "./env.ts";
 import { eventually } from "./eventually.ts";
-import { startAppProcess } from "./processes.ts";
+import { type AppProcess, startAppProcess } from "./processes.ts";
 
 const hour = 3600_000;
 
@@ -24,6 +24,15 @@ export const openSkuLoad = (fields: Partial<SkuLoad> = {}): SkuLoad => ({
 
 export const startMaintainer = (env: Record<string, string> = {}) =>
   startAppProcess("cache-maintainer", { ...stackEnv(), ...env });
+
+/** One counter or gauge of the maintainer's /metrics (summed over its labels). */
+export async function maintainerMetric(maintainer: AppProcess, name: string): Promise<number> {
+  const text = await (await fetch(`${maintainer.url}/metrics`)).text();
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
+}
 
 export function clients() {
   const env = stackEnv();

@@ -25,7 +25,7 @@ const mysqlFlags = [
 const mariadbFlags = ["--server-id=1", "--log-bin=binlog", "--binlog-format=ROW", "--binlog-row-image=FULL"];
 
 /** The parts a test may kill and bring back (recovery tests): named, so any process can find them. */
-export const containerNames = { kafka: "flashgate-test-kafka" } as const;
+export const containerNames = { kafka: "flashgate-test-kafka", connect: "flashgate-test-connect" } as const;
 
 /**
  * The test stack in containers (FLASHGATE_TEST_STACK=containers), started by testcontainers: the MySQL or
@@ -87,6 +87,7 @@ export async function startContainerStack(ctx: StackContext, images: Record<stri
     // The connector's ${env:…} placeholders, as the native worker gets them, but seen from the network.
     started.push(
       await new GenericContainer(images.FLASHGATE_KAFKA_IMAGE)
+        .withName(containerNames.connect)
         .withCommand(["connect"])
         .withNetwork(network)
         .withEnvironment({

@@ -1,5 +1,12 @@
 export { adminToken, idempotencyKey, type Problem, problemOf, serveApp, userToken } from "./api-harness.ts";
-export { cachedAvailable, clients, expectConverged, openSkuLoad, startMaintainer } from "./cache-harness.ts";
+export {
+  cachedAvailable,
+  clients,
+  expectConverged,
+  maintainerMetric,
+  openSkuLoad,
+  startMaintainer,
+} from "./cache-harness.ts";
 export { fastDatabaseUrl, fastRedisUrl, fastTierContext, stackEnv, testContext } from "./env.ts";
 export { eventually, failureOf } from "./eventually.ts";
 export { freshIds } from "./ids.ts";

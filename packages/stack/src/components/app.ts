@@ -32,7 +32,7 @@ const appNeeds = {
     "ADMIN_JWT_SECRET",
     "PAYMENT_WEBHOOK_SECRET",
   ],
-  "cache-maintainer": ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS"],
+  "cache-maintainer": ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "KAFKA_CONNECT_URL"],
   dashboard: ["DATABASE_URL", "REDIS_URL", "KAFKA_CONNECT_URL", "PURCHASE_API_URL", "MAINTAINER_URL"],
 } as const;
 

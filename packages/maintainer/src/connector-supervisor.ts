@@ -1,0 +1,121 @@
+import { cdcSupervisorKeys, type FlashgateRedis } from "@flashgate/cache";
+import { type ConnectClient, ConnectError, type ConnectorStatus } from "@flashgate/connect";
+import { binlogPositionLost } from "@flashgate/db";
+import type { Logger } from "@flashgate/logger";
+import { recordIncident } from "@flashgate/sync";
+import type { Pool } from "mysql2/promise";
+import type { MaintainerMetrics } from "./metrics.ts";
+
+export interface RestartBackoff {
+  /** The wait after the first restart; each further one doubles it. */
+  firstMs: number;
+  maxMs: number;
+  /** Running this long after the last restart forgets the count: the next failure is restarted at once. */
+  resetAfterMs: number;
+}
+
+export const defaultBackoff: RestartBackoff = { firstMs: 2000, maxMs: 180_000, resetAfterMs: 120_000 };
+
+/** How long a reset position is left to its snapshot before it may be judged again. */
+const repositionHoldMs = 60_000;
+
+const failedPart = (status: ConnectorStatus) =>
+  status.connector.state === "FAILED"
+    ? { part: "connector", trace: status.connector.trace }
+    : status.tasks
+        .filter((task) => task.state === "FAILED")
+        .map((task) => ({ part: `task ${task.id}`, trace: task.trace }))[0];
+
+const firstLine = (trace: string | undefined) => (trace ?? "").split("\n")[0]?.slice(0, 500) ?? "";
+
+/**
+ * Keeps the Debezium connector reading, with no operator step: Kafka Connect never restarts a FAILED
+ * task by itself, and a connector whose stored binlog position the server no longer holds (RESET MASTER,
+ * a purge past it, a server with another history) reads nothing while it says RUNNING. Each pass either
+ * resets such a position — Debezium then snapshots and streams on from the server's position now — or
+ * restarts a FAILED connector or task with exponential backoff. The state lives in Redis, so two
+ * maintainers doing this act as one.
+ */
+export function createConnectorSupervisor(deps: {
+  connect: ConnectClient;
+  connector: string;
+  pool: Pool;
+  redis: FlashgateRedis;
+  metrics: MaintainerMetrics;
+  logger: Logger;
+  backoff?: RestartBackoff;
+}) {
+  const { connect, connector, pool, redis, metrics, logger } = deps;
+  const backoff = deps.backoff ?? defaultBackoff;
+  let unreachableSince: number | undefined;
+
+  async function repositionIfLost(): Promise<boolean> {
+    const offset = await connect.sourceOffset(connector);
+    if (!offset) return false;
+    const reason = await binlogPositionLost(pool, {
+      file: typeof offset.file === "string" ? offset.file : undefined,
+      pos: typeof offset.pos === "number" ? offset.pos : undefined,
+      gtids: typeof offset.gtids === "string" ? offset.gtids : undefined,
+    });
+    if (!reason) return false;
+    if ((await redis.set(cdcSupervisorKeys.reposition, "1", "PX", repositionHoldMs, "NX")) !== "OK")
+      return true;
+    metrics.connectorRepositions.inc();
+    logger.error(
+      { connector, reason, offset: { file: offset.file, pos: offset.pos, gtids: offset.gtids } },
+      "the connector's binlog position is lost; resetting it: a fresh snapshot, then the binlog from now",
+    );
+    await recordIncident(redis, { kind: "cdc-repositioned", connector, reason });
+    await connect.resetOffsets(connector);
+    return true;
+  }
+
+  async function restartIfFailed(status: ConnectorStatus): Promise<void> {
+    const failed = failedPart(status);
+    if (!failed) return;
+    const attempts = Number((await redis.get(cdcSupervisorKeys.restarts)) ?? 0);
+    const waitAfter = Math.min(backoff.maxMs, backoff.firstMs * 2 ** attempts);
+    // The gate is the backoff: whoever sets it restarts now, and nobody may again until it expires.
+    if ((await redis.set(cdcSupervisorKeys.restartGate, "1", "PX", waitAfter, "NX")) !== "OK") return;
+    await redis
+      .multi()
+      .incr(cdcSupervisorKeys.restarts)
+      .pexpire(cdcSupervisorKeys.restarts, waitAfter + backoff.resetAfterMs)
+      .exec();
+    metrics.connectorRestarts.inc();
+    logger.error(
+      {
+        connector,
+        part: failed.part,
+        attempt: attempts + 1,
+        nextRestartInMs: waitAfter,
+        cause: firstLine(failed.trace),
+      },
+      "connector FAILED; restarting it",
+    );
+    await connect.restart(connector, true);
+  }
+
+  /** One pass; Kafka Connect unreachable is logged once per outage, not thrown. */
+  async function check(): Promise<void> {
+    let status: ConnectorStatus | undefined;
+    try {
+      status = await connect.statusIfExists(connector);
+    } catch (error) {
+      if (!(error instanceof ConnectError) || error.kind !== "unreachable") throw error;
+      if (unreachableSince === undefined) logger.warn({ err: error.message }, "Kafka Connect unreachable");
+      unreachableSince ??= Date.now();
+      return;
+    }
+    if (unreachableSince !== undefined) {
+      logger.info({ downMs: Date.now() - unreachableSince }, "Kafka Connect reachable again");
+      unreachableSince = undefined;
+    }
+    // Absent (not registered yet, or removed by an operator), paused or stopped: nobody's failure.
+    if (!status) return;
+    if (await repositionIfLost()) return;
+    await restartIfFailed(status);
+  }
+
+  return { check };
+}

@@ -1,0 +1,236 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { connectClient } from "@flashgate/connect";
+import { serverErrors } from "@flashgate/db";
+import { adminConnection, repoRoot } from "@flashgate/stack";
+import {
+  type AppProcess,
+  cachedAvailable,
+  clients,
+  createSale,
+  eventually,
+  expectConverged,
+  freshIds,
+  maintainerMetric,
+  stackEnv,
+  stackPart,
+  startMaintainer,
+  testContext,
+  testEngine,
+} from "@flashgate/testkit";
+import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+
+const connector = "flashgate-sale";
+/** What each recovery took, for the closing note and the README (test-artifacts/cdc-healing.json). */
+const timings: Record<string, number> = {};
+
+const setAvailable = (
+  c: ReturnType<typeof clients>,
+  sale: { activityId: number; skuId: number },
+  units: number,
+) =>
+  c.pool.query("UPDATE sale_stock SET available = ? WHERE activity_id = ? AND sku_id = ?", [
+    units,
+    sale.activityId,
+    sale.skuId,
+  ]);
+
+async function asRoot<T>(
+  run: (admin: Awaited<ReturnType<typeof adminConnection>>) => Promise<T>,
+): Promise<T> {
+  const admin = await adminConnection(testContext());
+  try {
+    return await run(admin);
+  } finally {
+    await admin.end();
+  }
+}
+
+const setDebeziumPassword = (password: string) =>
+  asRoot(async (admin) => {
+    await admin.query("ALTER USER 'debezium'@'%' IDENTIFIED BY ?", [password]);
+  });
+
+/** The real thing: MySQL 8.4 renamed it; 8.0 and MariaDB know RESET MASTER. */
+const resetBinlog = () =>
+  asRoot(async (admin) => {
+    try {
+      await admin.query("RESET BINARY LOGS AND GTIDS");
+    } catch (error) {
+      if ((error as { errno?: number }).errno !== serverErrors.parse) throw error;
+      await admin.query("RESET MASTER");
+    }
+  });
+
+/** Proves the stack whole again: the connector RUNNING and a change reaching Redis through CDC. */
+async function expectCdcFlows(c: ReturnType<typeof clients>) {
+  await connectClient(stackEnv().KAFKA_CONNECT_URL).runningFor(connector, 2000, 180_000);
+  const sale = freshIds();
+  await createSale(c.pool, { ...sale, units: 3 });
+  await expectConverged(c, sale.activityId, sale.skuId, 60_000);
+}
+
+describe("CDC heals itself", () => {
+  const c = clients();
+  let maintainer: AppProcess;
+  beforeAll(async () => {
+    // The cache can learn of MySQL only through CDC here: what reaches Redis proves the pipeline.
+    maintainer = await startMaintainer({ CDC_STALL_MS: "0", LOG_LEVEL: "info" });
+  });
+  afterAll(async () => {
+    await setDebeziumPassword(testContext().secrets.debeziumDbPassword);
+    await expectCdcFlows(c);
+    await maintainer.kill();
+    await c.close();
+  }, 300_000);
+
+  it("a task FAILED by a wrong database password for 20 s is restarted with backoff, and the reason is in Connect's log", async () => {
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 5 });
+    await expectConverged(c, sale.activityId, sale.skuId);
+    const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
+    await setDebeziumPassword("wrong-password-for-this-test");
+    try {
+      // A restart reconnects with the wrong password: the task fails, as after any dropped connection.
+      await connect.restart(connector, false);
+      await eventually(
+        async () => expect((await connect.status(connector)).tasks.map((t) => t.state)).toContain("FAILED"),
+        { timeoutMs: 60_000, intervalMs: 250 },
+      );
+      // The outage itself: twenty seconds of a password that does not work.
+      await new Promise((resolve) => setTimeout(resolve, 20_000));
+      expect(await maintainerMetric(maintainer, "flashgate_connector_restarts_total")).toBeGreaterThanOrEqual(
+        2,
+      );
+    } finally {
+      await setDebeziumPassword(testContext().secrets.debeziumDbPassword);
+    }
+    const fixed = Date.now();
+    await setAvailable(c, sale, 9);
+    // Nobody calls restart: the supervisor's next attempt (at most one backoff step away) succeeds.
+    await eventually(
+      async () => expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(9),
+      {
+        timeoutMs: 120_000,
+        intervalMs: 250,
+      },
+    );
+    timings.passwordFixedToApplied = Date.now() - fixed;
+    expect((await connect.status(connector)).tasks.every((task) => task.state === "RUNNING")).toBe(true);
+    const log = readFileSync(join(testContext().paths.logs, "connect.log"), "utf8");
+    expect(log).toMatch(/Access denied for user 'debezium'/);
+    expect(maintainer.output()).toMatch(/connector FAILED; restarting it/);
+  }, 240_000);
+
+  it(`a real ${testEngine === "mysql" ? "RESET BINARY LOGS AND GTIDS" : "RESET MASTER"} of a sold-out SKU: the restock right after reaches Redis, and later changes too`, async () => {
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 2 });
+    await expectConverged(c, sale.activityId, sale.skuId);
+    await setAvailable(c, sale, 0);
+    await eventually(async () => expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(0));
+    const repositions = await maintainerMetric(maintainer, "flashgate_connector_repositions_total");
+
+    await resetBinlog();
+    const reset = Date.now();
+    await setAvailable(c, sale, 5);
+    await eventually(
+      async () => expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(5),
+      {
+        timeoutMs: 120_000,
+        intervalMs: 250,
+      },
+    );
+    timings.resetToRestockApplied = Date.now() - reset;
+    expect(await maintainerMetric(maintainer, "flashgate_connector_repositions_total")).toBeGreaterThan(
+      repositions,
+    );
+    // Streaming again, not one snapshot: the next change flows too, and MySQL and Redis agree.
+    await setAvailable(c, sale, 4);
+    await expectConverged(c, sale.activityId, sale.skuId, 60_000);
+    expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(4);
+  }, 240_000);
+});
+
+describe("buyers are served what MySQL holds while CDC is down", () => {
+  const c = clients();
+  let maintainer: AppProcess;
+  let api: ApiHarness;
+  let broken: { restore: () => Promise<void> } | undefined;
+  beforeAll(async () => {
+    maintainer = await startMaintainer();
+    api = await startApi();
+  });
+  afterEach(async () => {
+    await broken?.restore();
+    broken = undefined;
+    await expectCdcFlows(c);
+  }, 300_000);
+  afterAll(async () => {
+    await api.close();
+    await maintainer.kill();
+    await c.close();
+    mkdirSync(join(repoRoot, "test-artifacts"), { recursive: true });
+    writeFileSync(
+      join(repoRoot, "test-artifacts", `cdc-healing-${testEngine}.json`),
+      `${JSON.stringify(timings, null, 2)}\n`,
+    );
+  });
+
+  /** Sells the SKU out, breaks CDC, restocks by raw SQL: how long until a buyer gets 201. */
+  async function restockSoldWhileBroken(
+    name: string,
+    breakCdc: () => Promise<{ restore: () => Promise<void> }>,
+  ) {
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 1 });
+    await expectConverged(c, sale.activityId, sale.skuId);
+    expect((await api.purchase(1, sale)).status).toBe(201);
+    await expectConverged(c, sale.activityId, sale.skuId);
+    expect((await api.purchase(2, sale)).body.code).toBe("SOLD_OUT");
+
+    broken = await breakCdc();
+    // The stall is seen first, so the restock cannot have come through CDC.
+    await eventually(
+      async () => expect(await maintainerMetric(maintainer, "flashgate_cdc_stalled")).toBe(1),
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    await setAvailable(c, sale, 1);
+    const restocked = Date.now();
+    await eventually(async () => expect((await api.purchase(2, sale)).status).toBe(201), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
+    timings[name] = Date.now() - restocked;
+    // Nobody is told anything untrue: the unit went to one buyer, MySQL agrees, the next is refused.
+    expect((await api.purchase(3, sale)).body.code).toBe("SOLD_OUT");
+    await expectConverged(c, sale.activityId, sale.skuId);
+  }
+
+  it("the task FAILED (a wrong password): a raw-SQL restock is sold from MySQL's state", async () => {
+    const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
+    await restockSoldWhileBroken("taskFailedRestockTo201", async () => {
+      await setDebeziumPassword("wrong-password-for-this-test");
+      await connect.restart(connector, false);
+      return { restore: () => setDebeziumPassword(testContext().secrets.debeziumDbPassword) };
+    });
+  }, 300_000);
+
+  it("Kafka Connect killed: a raw-SQL restock is sold from MySQL's state", async () => {
+    await restockSoldWhileBroken("connectKilledRestockTo201", async () => {
+      const part = await stackPart("connect");
+      await part.kill();
+      return part;
+    });
+  }, 300_000);
+
+  it("Kafka killed: a raw-SQL restock is sold from MySQL's state", async () => {
+    await restockSoldWhileBroken("kafkaKilledRestockTo201", async () => {
+      const part = await stackPart("kafka");
+      await part.kill();
+      return part;
+    });
+  }, 300_000);
+});

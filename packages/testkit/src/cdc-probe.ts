@@ -1,0 +1,54 @@
+import { join } from "node:path";
+import { topics } from "@flashgate/cdc";
+import { connectClient, describeStatus, firstLines } from "@flashgate/connect";
+import { bumpHeartbeat, createPool } from "@flashgate/db";
+import { tailLog } from "@flashgate/stack";
+import { Consumer, stringDeserializers } from "@platformatic/kafka";
+import { stackEnv, testContext } from "./env.ts";
+import { eventually } from "./eventually.ts";
+
+const heartbeatEnds = async (consumer: Consumer<string, string, string, string>) =>
+  ((await consumer.listOffsets({ topics: [topics.heartbeat] })).get(topics.heartbeat) ?? []).reduce(
+    (sum, end) => sum + end,
+    0n,
+  );
+
+/**
+ * Proves that a change committed in MySQL now reaches Kafka through Debezium, so that a file that needs
+ * CDC fails once, at its start, naming the broken part and its last log lines — not test by test, each
+ * after its own timeout.
+ */
+export async function proveCdcFlows(timeoutMs = 60_000): Promise<void> {
+  const env = stackEnv();
+  const pool = createPool(env.DATABASE_URL, { connectionLimit: 1 });
+  const consumer = new Consumer({
+    clientId: "cdc-probe",
+    groupId: "cdc-probe",
+    bootstrapBrokers: env.KAFKA_BROKERS.split(","),
+    deserializers: stringDeserializers,
+  });
+  try {
+    const before = await heartbeatEnds(consumer);
+    await eventually(
+      async () => {
+        await bumpHeartbeat(pool);
+        if ((await heartbeatEnds(consumer)) <= before) throw new Error("no heartbeat reached Kafka");
+      },
+      { timeoutMs, intervalMs: 500 },
+    );
+  } catch (error) {
+    const connect = connectClient(env.KAFKA_CONNECT_URL);
+    const status = await connect.statusIfExists("flashgate-sale").catch((e: Error) => e);
+    const state =
+      status instanceof Error
+        ? `Kafka Connect: ${status.message}`
+        : `connector ${describeStatus(status)}${status?.tasks.map((task) => (task.trace ? ` — ${firstLines(task.trace, 1)}` : "")).join("") ?? ""}`;
+    const logs = join(testContext().paths.logs, "connect.log");
+    throw new Error(
+      `CDC is broken before this file starts: a heartbeat committed in MySQL did not reach Kafka in ${timeoutMs / 1000} s (${(error as Error).message}).\n${state}\nlast lines of ${logs}:\n${tailLog(logs, 20)}`,
+    );
+  } finally {
+    await consumer.close().catch(() => {});
+    await pool.end();
+  }
+}
