@@ -80,12 +80,13 @@ export const appliedWatermarkKey = "fg:watermark";
 /**
  * The CDC supervisor's shared state, so any number of maintainers act as one: restarts of a FAILED
  * connector are gated (`restartGate`, set for the wait before the next one) and counted (`restarts`,
- * forgotten once the connector has run a while without one); `reposition` holds off a second reset of
- * the connector's position while the first one's snapshot starts.
+ * forgotten once it has been RUNNING, as first seen at `runningSince`, for a while); `reposition:<offset hash>` holds off a
+ * second reset of the same lost position by another instance.
  */
 export const cdcSupervisorKeys = {
   restartGate: "fg:cdc:restart-gate",
   restarts: "fg:cdc:restarts",
+  runningSince: "fg:cdc:running-since",
   reposition: "fg:cdc:reposition",
   /** Commit time (ms) of the newest heartbeat row applied: how current CDC's view of MySQL is. */
   heartbeatApplied: "fg:cdc:heartbeat-applied",

@@ -156,6 +156,7 @@ export function connectClient(baseUrl: string) {
         );
       return { changed: true };
     },
+    stop: async (name: string) => void expectOk(await call("PUT", `${named(name)}/stop`), name),
     pause: async (name: string) => void expectOk(await call("PUT", `${named(name)}/pause`), name),
     resume: async (name: string) => void expectOk(await call("PUT", `${named(name)}/resume`), name),
     restart: async (name: string, onlyFailed: boolean) =>
@@ -175,7 +176,7 @@ export function connectClient(baseUrl: string) {
      * Debezium connector then takes a fresh snapshot and streams on from the server's position now.
      */
     async resetOffsets(name: string): Promise<void> {
-      expectOk(await call("PUT", `${named(name)}/stop`), name);
+      await this.stop(name);
       await this.waitUntil(name, (status) => status?.connector.state === "STOPPED", {
         timeoutMs: 60_000,
         failedGraceMs: 60_000,

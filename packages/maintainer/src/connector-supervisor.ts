@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { cdcSupervisorKeys, type FlashgateRedis } from "@flashgate/cache";
 import { type ConnectClient, ConnectError, type ConnectorStatus } from "@flashgate/connect";
 import { binlogPositionLost } from "@flashgate/db";
@@ -10,13 +11,13 @@ export interface RestartBackoff {
   /** The wait after the first restart; each further one doubles it. */
   firstMs: number;
   maxMs: number;
-  /** Running this long after the last restart forgets the count: the next failure is restarted at once. */
+  /** Running this long without a failure forgets the count: the next failure is restarted at once. */
   resetAfterMs: number;
 }
 
-export const defaultBackoff: RestartBackoff = { firstMs: 2000, maxMs: 180_000, resetAfterMs: 120_000 };
+export const defaultBackoff: RestartBackoff = { firstMs: 2000, maxMs: 180_000, resetAfterMs: 60_000 };
 
-/** How long a reset position is left to its snapshot before it may be judged again. */
+/** How long one lost offset, once reset, holds off another instance that read the same one. */
 const repositionHoldMs = 60_000;
 
 const failedPart = (status: ConnectorStatus) =>
@@ -58,7 +59,10 @@ export function createConnectorSupervisor(deps: {
       gtids: typeof offset.gtids === "string" ? offset.gtids : undefined,
     });
     if (!reason) return false;
-    if ((await redis.set(cdcSupervisorKeys.reposition, "1", "PX", repositionHoldMs, "NX")) !== "OK")
+    const held = createHash("sha256").update(JSON.stringify(offset)).digest("hex").slice(0, 16);
+    if (
+      (await redis.set(`${cdcSupervisorKeys.reposition}:${held}`, "1", "PX", repositionHoldMs, "NX")) !== "OK"
+    )
       return true;
     metrics.connectorRepositions.inc();
     logger.error(
@@ -72,16 +76,20 @@ export function createConnectorSupervisor(deps: {
 
   async function restartIfFailed(status: ConnectorStatus): Promise<void> {
     const failed = failedPart(status);
-    if (!failed) return;
+    if (!failed) {
+      // Running a while since the last failure anyone saw: the next one is restarted at once again.
+      if (!status.tasks.every((task) => task.state === "RUNNING")) return;
+      await redis.set(cdcSupervisorKeys.runningSince, String(Date.now()), "NX");
+      const since = Number(await redis.get(cdcSupervisorKeys.runningSince));
+      if (Date.now() - since >= backoff.resetAfterMs) await redis.del(cdcSupervisorKeys.restarts);
+      return;
+    }
+    await redis.del(cdcSupervisorKeys.runningSince);
     const attempts = Number((await redis.get(cdcSupervisorKeys.restarts)) ?? 0);
     const waitAfter = Math.min(backoff.maxMs, backoff.firstMs * 2 ** attempts);
     // The gate is the backoff: whoever sets it restarts now, and nobody may again until it expires.
     if ((await redis.set(cdcSupervisorKeys.restartGate, "1", "PX", waitAfter, "NX")) !== "OK") return;
-    await redis
-      .multi()
-      .incr(cdcSupervisorKeys.restarts)
-      .pexpire(cdcSupervisorKeys.restarts, waitAfter + backoff.resetAfterMs)
-      .exec();
+    await redis.incr(cdcSupervisorKeys.restarts);
     metrics.connectorRestarts.inc();
     logger.error(
       {
@@ -111,8 +119,8 @@ export function createConnectorSupervisor(deps: {
       logger.info({ downMs: Date.now() - unreachableSince }, "Kafka Connect reachable again");
       unreachableSince = undefined;
     }
-    // Absent (not registered yet, or removed by an operator), paused or stopped: nobody's failure.
-    if (!status) return;
+    // Absent (not registered yet, or removed by an operator), paused or stopped: the operator's to resume.
+    if (!status || !["RUNNING", "FAILED"].includes(status.connector.state)) return;
     if (await repositionIfLost()) return;
     await restartIfFailed(status);
   }

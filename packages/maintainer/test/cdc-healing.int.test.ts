@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { connectClient } from "@flashgate/connect";
+import { cdcSupervisorKeys } from "@flashgate/cache";
+import { connectClient, isRunning } from "@flashgate/connect";
 import { serverErrors } from "@flashgate/db";
 import { adminConnection, repoRoot } from "@flashgate/stack";
 import {
@@ -63,9 +64,23 @@ const resetBinlog = () =>
     }
   });
 
-/** Proves the stack whole again: the connector RUNNING and a change reaching Redis through CDC. */
+const resetStatement = `RESET MASTER (${testEngine})`;
+
+/** A SKU sold out through CDC: the cache says 0 left. */
+async function soldOut(c: ReturnType<typeof clients>) {
+  const sale = freshIds();
+  await createSale(c.pool, { ...sale, units: 2 });
+  await expectConverged(c, sale.activityId, sale.skuId);
+  await setAvailable(c, sale, 0);
+  await eventually(async () => expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(0));
+  return sale;
+}
+
+/** Proves the stack whole again: the connector RUNNING (the supervisor's next restart may be a backoff away) and a change reaching Redis through CDC. */
 async function expectCdcFlows(c: ReturnType<typeof clients>) {
-  await connectClient(stackEnv().KAFKA_CONNECT_URL).runningFor(connector, 2000, 180_000);
+  const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
+  await connect.waitUntil(connector, isRunning, { timeoutMs: 240_000, failedGraceMs: 240_000 });
+  await connect.runningFor(connector, 2000, 60_000);
   const sale = freshIds();
   await createSale(c.pool, { ...sale, units: 3 });
   await expectConverged(c, sale.activityId, sale.skuId, 60_000);
@@ -79,10 +94,13 @@ describe("CDC heals itself", () => {
     maintainer = await startMaintainer({ CDC_STALL_MS: "0", LOG_LEVEL: "info" });
   });
   afterAll(async () => {
-    await setDebeziumPassword(testContext().secrets.debeziumDbPassword);
-    await expectCdcFlows(c);
-    await maintainer.kill();
-    await c.close();
+    try {
+      await setDebeziumPassword(testContext().secrets.debeziumDbPassword);
+      await expectCdcFlows(c);
+    } finally {
+      await maintainer.kill();
+      await c.close();
+    }
   }, 300_000);
 
   it("a task FAILED by a wrong database password for 20 s is restarted with backoff, and the reason is in Connect's log", async () => {
@@ -90,6 +108,8 @@ describe("CDC heals itself", () => {
     await createSale(c.pool, { ...sale, units: 5 });
     await expectConverged(c, sale.activityId, sale.skuId);
     const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
+    // As after a long healthy run: no earlier test's restarts counted against this outage.
+    await c.redis.del(cdcSupervisorKeys.restarts, cdcSupervisorKeys.restartGate);
     await setDebeziumPassword("wrong-password-for-this-test");
     try {
       // A restart reconnects with the wrong password: the task fails, as after any dropped connection.
@@ -123,14 +143,8 @@ describe("CDC heals itself", () => {
     expect(maintainer.output()).toMatch(/connector FAILED; restarting it/);
   }, 240_000);
 
-  it(`a real ${testEngine === "mysql" ? "RESET BINARY LOGS AND GTIDS" : "RESET MASTER"} of a sold-out SKU: the restock right after reaches Redis, and later changes too`, async () => {
-    const sale = freshIds();
-    await createSale(c.pool, { ...sale, units: 2 });
-    await expectConverged(c, sale.activityId, sale.skuId);
-    await setAvailable(c, sale, 0);
-    await eventually(async () => expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(0));
-    const repositions = await maintainerMetric(maintainer, "flashgate_connector_repositions_total");
-
+  it(`a real ${resetStatement} while the connector streams: the restock right after reaches Redis, and later changes too`, async () => {
+    const sale = await soldOut(c);
     await resetBinlog();
     const reset = Date.now();
     await setAvailable(c, sale, 5);
@@ -141,15 +155,54 @@ describe("CDC heals itself", () => {
         intervalMs: 250,
       },
     );
-    timings.resetToRestockApplied = Date.now() - reset;
-    expect(await maintainerMetric(maintainer, "flashgate_connector_repositions_total")).toBeGreaterThan(
-      repositions,
-    );
-    // Streaming again, not one snapshot: the next change flows too, and MySQL and Redis agree.
+    timings.resetWhileStreamingToRestockApplied = Date.now() - reset;
     await setAvailable(c, sale, 4);
-    await expectConverged(c, sale.activityId, sale.skuId, 60_000);
-    expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(4);
+    await eventually(
+      async () => expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(4),
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    await expectConverged(c, sale.activityId, sale.skuId);
   }, 240_000);
+
+  it(`a real ${resetStatement} while the connector is stopped (a restore, a replaced primary): its stored position is taken for lost and reset, and the restock reaches Redis`, async () => {
+    const sale = await soldOut(c);
+    const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
+    const repositions = await maintainerMetric(maintainer, "flashgate_connector_repositions_total");
+    await connect.stop(connector);
+    await connect.waitUntil(connector, (status) => status?.connector.state === "STOPPED");
+    await resetBinlog();
+    const reset = Date.now();
+    await setAvailable(c, sale, 5);
+    await connect.resume(connector);
+    await eventually(
+      async () => expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(5),
+      {
+        timeoutMs: 180_000,
+        intervalMs: 250,
+      },
+    );
+    timings.resetWhileStoppedToRestockApplied = Date.now() - reset;
+    await eventually(
+      async () =>
+        expect(await maintainerMetric(maintainer, "flashgate_connector_repositions_total")).toBeGreaterThan(
+          repositions,
+        ),
+      { timeoutMs: 60_000 },
+    );
+    expect(maintainer.output()).toMatch(/binlog position is lost/);
+    await connect.runningFor(connector, 2000, 120_000);
+    // Streaming again, not one snapshot or the maintainer's rebuild: the next change flows through CDC.
+    await setAvailable(c, sale, 4);
+    await eventually(
+      async () => expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(4),
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    await expectConverged(c, sale.activityId, sale.skuId);
+  }, 300_000);
 });
 
 describe("buyers are served what MySQL holds while CDC is down", () => {
