@@ -1,5 +1,12 @@
 import mysql, { type Pool, type PoolOptions } from "mysql2/promise";
 
+/**
+ * How long a flashgate statement waits for a row lock (MySQL's default is 50 s). Shorter than any client
+ * timeout on a decision, so that a statement the client gave up on has given up too, and cannot commit
+ * after its buyer was told the outcome is unknown.
+ */
+export const lockWaitTimeoutS = 3;
+
 /** DATETIME(3) values travel as UTC; the session time zone is pinned so NOW(3) agrees with JavaScript dates. */
 export function createPool(url: string, options: Partial<PoolOptions> = {}): Pool {
   const pool = mysql.createPool({
@@ -17,6 +24,7 @@ export function createPool(url: string, options: Partial<PoolOptions> = {}): Poo
   pool.pool.on("connection", (connection) => {
     connection.query("SET SESSION time_zone = '+00:00'", () => {});
     connection.query("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", () => {});
+    connection.query(`SET SESSION innodb_lock_wait_timeout = ${lockWaitTimeoutS}`, () => {});
   });
   return pool;
 }

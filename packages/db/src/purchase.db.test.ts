@@ -1,4 +1,13 @@
-import { createSale, fastDatabaseUrl, freshIds, type SaleFixture, skuInDatabase } from "@flashgate/testkit";
+import { adminConnection } from "@flashgate/stack";
+import {
+  createSale,
+  failureOf,
+  fastDatabaseUrl,
+  fastTierContext,
+  freshIds,
+  type SaleFixture,
+  skuInDatabase,
+} from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeExpiredOrders, closeOrder } from "./lifecycle.ts";
@@ -218,4 +227,29 @@ describe("the purchase decision in SQL, on the database alone", () => {
     const ledger = await skuInDatabase(pool, ids.activityId, ids.skuId);
     expect(ledger).toMatchObject({ available: 1, pending: 1, closed: 1 });
   });
+
+  it("a decision kept waiting on a locked stock row gives up inside its own timeout: no statement is left waiting to commit later", async () => {
+    const { ids, buy } = await sale(3);
+    const holder = await pool.getConnection();
+    const admin = await adminConnection(fastTierContext());
+    try {
+      await holder.query("START TRANSACTION");
+      await holder.query("SELECT * FROM sale_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE", [
+        ids.activityId,
+        ids.skuId,
+      ]);
+      const failure = await failureOf(buy(1));
+      expect(failure).toBeInstanceOf(Error);
+      // Whatever the client was told, the server must not still be waiting to run (and commit) it.
+      const [waiting] = await admin.query(
+        "SELECT COUNT(*) AS n FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'",
+      );
+      expect(Number((waiting as { n: number }[])[0].n)).toBe(0);
+    } finally {
+      await holder.query("ROLLBACK");
+      holder.release();
+      await admin.end();
+    }
+    expect((await skuInDatabase(pool, ids.activityId, ids.skuId)).available).toBe(3);
+  }, 30_000);
 });

@@ -8,6 +8,7 @@ import {
   orderColumns,
   toOrder,
 } from "./orders.ts";
+import { lockWaitTimeoutS } from "./pool.ts";
 
 export interface PurchaseInput {
   /** The buyer's Idempotency-Key: one purchase per user and key. */
@@ -89,7 +90,8 @@ const ordersResult = 6;
 
 type Affected = { affectedRows: number };
 
-const decideTimeoutMs = 5000;
+/** The lock wait ends first (and rolls the statement back): a timed-out decision never commits later. */
+const decideTimeoutMs = (lockWaitTimeoutS + 2) * 1000;
 
 export function placeOrder(pool: Pool, input: PurchaseInput): Promise<PurchaseDecision> {
   const { sql, params } = decisionBatch([input]);

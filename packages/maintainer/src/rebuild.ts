@@ -142,7 +142,16 @@ export function createRebuilder(deps: {
       );
       await recordIncident(redis, { kind: "source-changed", was: identity, now: source.identity, position });
     }
-    await redis.hset(binlogSourceKey, "identity", source.identity, "seen", position);
+    // The pending forced rebuild is recorded with the new identity, so a maintainer killed or failing
+    // before it is done leaves it for the next pass, whichever maintainer runs that.
+    await redis.hset(
+      binlogSourceKey,
+      "identity",
+      source.identity,
+      "seen",
+      position,
+      ...(changed ? ["forced-rebuild", "pending"] : []),
+    );
     return changed;
   }
 
@@ -157,6 +166,11 @@ export function createRebuilder(deps: {
         // The watermark and the positions it fenced belong to the old binlog.
         await redis.del(appliedWatermarkKey);
         await rebuildAll("source-changed", true);
+        await redis.hdel(binlogSourceKey, "forced-rebuild");
+      } else if ((await redis.hget(binlogSourceKey, "forced-rebuild")) === "pending") {
+        logger.warn("resuming the forced rebuild an earlier pass began after a binlog source change");
+        await rebuildAll("source-changed-resumed", true);
+        await redis.hdel(binlogSourceKey, "forced-rebuild");
       } else if (!(await redis.exists(cacheEpochKey))) await rebuildAll("epoch-missing");
       await drainQueue();
     })().finally(() => {

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cdcSupervisorKeys } from "@flashgate/cache";
+import { binlogSourceKey, cdcSupervisorKeys } from "@flashgate/cache";
 import { connectClient, isRunning } from "@flashgate/connect";
 import { serverErrors } from "@flashgate/db";
 import { adminConnection, repoRoot } from "@flashgate/stack";
@@ -202,6 +202,31 @@ describe("CDC heals itself", () => {
       },
     );
     await expectConverged(c, sale.activityId, sale.skuId);
+  }, 300_000);
+
+  it(`a maintainer SIGKILLed during the forced rebuild after a real ${resetStatement}: the next one finishes it, and every SKU follows MySQL again`, async () => {
+    const skus = Array.from({ length: 200 }, () => freshIds());
+    for (const sku of skus) await createSale(c.pool, { ...sku, units: 10 });
+    const allAt = (units: number) =>
+      eventually(
+        async () => {
+          for (const sku of skus)
+            expect(await cachedAvailable(c.redis, sku.activityId, sku.skuId)).toBe(units);
+        },
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+    await allAt(10);
+    const seen = await c.redis.hget(binlogSourceKey, "seen");
+    await resetBinlog();
+    // Killed once it has taken the step back for a new source: its forced rebuild of every SKU has begun.
+    await eventually(async () => expect(await c.redis.hget(binlogSourceKey, "seen")).not.toBe(seen), {
+      timeoutMs: 30_000,
+      intervalMs: 10,
+    });
+    await maintainer.kill("SIGKILL");
+    maintainer = await startMaintainer({ CDC_STALL_MS: "0", LOG_LEVEL: "info" });
+    for (const sku of skus) await setAvailable(c, sku, 7);
+    await allAt(7);
   }, 300_000);
 });
 

@@ -1,6 +1,6 @@
 import { appliedWatermarkKey, type FlashgateRedis, skuKeys } from "@flashgate/cache";
 import { binlogPosition } from "@flashgate/cdc";
-import { readSkuSnapshot, type SkuSnapshot } from "@flashgate/db";
+import { binlogCoordinates, readSkuSnapshot, type SkuSnapshot } from "@flashgate/db";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { cacheMatches, databaseState, readCacheState } from "./drift.ts";
 import { loadSkuFromDatabase } from "./load-sku.ts";
@@ -132,10 +132,16 @@ export async function reconcile(
   const plain = reports.map(({ snapshot: _, ...report }): SkuDriftReport => report);
   const drifted = plain.filter((report) => report.verdict === "drift");
   let repaired = 0;
+  // Nothing applied from this binlog can be past its position now: a cached position that is belongs
+  // to an earlier binlog (a source change whose forced rebuild never reached the SKU), and only a forced
+  // load can replace it.
+  const now = drifted.length && options.repair ? await binlogCoordinates(pool) : undefined;
+  const current = now ? binlogPosition(now.file, now.pos, 999_999) : "";
   for (const report of drifted) {
     if (options.recordIncidents ?? true) await recordIncident(redis, { kind: "detected", ...report });
     if (!options.repair) continue;
-    if ((await loadSkuFromDatabase(pool, redis, report.activityId, report.skuId)) === "loaded") {
+    const force = (report.cache?.position ?? "") > current;
+    if ((await loadSkuFromDatabase(pool, redis, report.activityId, report.skuId, { force })) === "loaded") {
       repaired += 1;
       await recordIncident(redis, { kind: "repaired", activityId: report.activityId, skuId: report.skuId });
     }
