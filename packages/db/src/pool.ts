@@ -25,6 +25,8 @@ export function createPool(url: string, options: Partial<PoolOptions> = {}): Poo
     connection.query("SET SESSION time_zone = '+00:00'", () => {});
     connection.query("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", () => {});
     connection.query(`SET SESSION innodb_lock_wait_timeout = ${lockWaitTimeoutS}`, () => {});
+    // A decision batch lists its new buyers with GROUP_CONCAT, 1,024 bytes by default.
+    connection.query("SET SESSION group_concat_max_len = 1048576", () => {});
   });
   return pool;
 }

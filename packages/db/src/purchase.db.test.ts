@@ -60,7 +60,7 @@ describe("the purchase decision in SQL, on the database alone", () => {
       { ...ids, userId: "3", requestId: key },
       { ...ids, userId: "4", requestId: key },
     ]);
-    expect(batch?.map((order) => [order?.userId, order?.requestId])).toEqual([
+    expect(batch?.map((d) => d?.kind === "created" && [d.order.userId, d.order.requestId])).toEqual([
       ["3", key],
       ["4", key],
     ]);
@@ -130,12 +130,12 @@ describe("the purchase decision in SQL, on the database alone", () => {
       buyer(ids.skuId, 4),
       buyer(short, 5),
     ]);
-    expect(orders?.map((order) => order && [order.userId, order.skuId])).toEqual([
+    expect(orders?.map((d) => d?.kind === "created" && [d.order.userId, d.order.skuId])).toEqual([
       ["1", ids.skuId],
-      undefined,
+      false,
       ["3", single],
       ["4", ids.skuId],
-      undefined,
+      false,
     ]);
     const ledger = async (skuId: number) => {
       const { available, pending } = await skuInDatabase(pool, ids.activityId, skuId);
@@ -146,8 +146,8 @@ describe("the purchase decision in SQL, on the database alone", () => {
       [1, 0],
       [2, 1],
     ]);
-    // When no SKU of the batch can take its buyers, nothing is committed.
-    expect(await placeOrders(pool, [buyer(short, 6), buyer(short, 7)])).toBeNull();
+    // When no SKU of the batch can take its buyers, nothing is committed: each is decided alone.
+    expect(await placeOrders(pool, [buyer(short, 6), buyer(short, 7)])).toEqual([undefined, undefined]);
   });
 
   it("lets an error that is not a duplicate key surface, with nothing committed", async () => {
@@ -186,20 +186,68 @@ describe("the purchase decision in SQL, on the database alone", () => {
       return { buy, buyers, orders, available };
     };
     const short = await batch(3);
-    expect(await placeOrders(pool, short.buyers(4))).toBeNull();
+    expect(await placeOrders(pool, short.buyers(4))).toEqual([undefined, undefined, undefined, undefined]);
     expect([await short.orders(), await short.available()]).toEqual([0, 3]);
-    expect((await placeOrders(pool, short.buyers(3)))?.map((order) => order?.userId)).toEqual([
-      "1",
-      "2",
-      "3",
-    ]);
+    expect(
+      (await placeOrders(pool, short.buyers(3)))?.map((d) => d?.kind === "created" && d.order.userId),
+    ).toEqual(["1", "2", "3"]);
     expect([await short.orders(), await short.available()]).toEqual([3, 0]);
 
-    // One buyer seen before (user 3 already holds an order) rolls the whole batch back.
+    // One buyer seen before (user 3 already holds an order) costs only that buyer: the others commit.
     const seen = await batch(5);
     expect((await seen.buy(3)).kind).toBe("created");
-    expect(await placeOrders(pool, seen.buyers(3))).toBeNull();
-    expect([await seen.orders(), await seen.available()]).toEqual([1, 4]);
+    expect((await placeOrders(pool, seen.buyers(3)))?.map((decision) => decision?.kind)).toEqual([
+      "created",
+      "created",
+      "already_purchased",
+    ]);
+    expect([await seen.orders(), await seen.available()]).toEqual([3, 2]);
+  });
+
+  it("a batch answers each buyer seen before as what they are — a replay gets its own order, a key reused on another SKU is refused — and sells to the rest in the same transaction", async () => {
+    const { ids, buy } = await sale(5);
+    const sibling = { activityId: ids.activityId, skuId: ids.skuId + 1 };
+    await createSale(pool, { ...sibling, units: 5 });
+    const first = (await buy(1, "held")) as Extract<PurchaseDecision, { kind: "created" }>;
+    const key = (name: string) => `k-${ids.activityId}-${name}`;
+    const decisions = await placeOrders(pool, [
+      { ...ids, userId: "1", requestId: key("held") },
+      { ...sibling, userId: "1", requestId: key("held") },
+      { ...ids, userId: "2", requestId: key("2") },
+      { ...sibling, userId: "3", requestId: key("3") },
+    ]);
+    expect(decisions?.[0]).toEqual({ kind: "replayed", order: first.order });
+    // A second buyer of the batch with the same user and key is left to decide alone, as a reuse.
+    expect(decisions?.[1]).toBeUndefined();
+    expect(await placeOrder(pool, { ...sibling, userId: "1", requestId: key("held") })).toEqual({
+      kind: "key_reused",
+    });
+    expect(decisions?.slice(2).map((d) => d?.kind === "created" && [d.order.userId, d.order.skuId])).toEqual([
+      ["2", ids.skuId],
+      ["3", sibling.skuId],
+    ]);
+    expect((await skuInDatabase(pool, ids.activityId, ids.skuId)).available).toBe(3);
+    expect((await skuInDatabase(pool, ids.activityId, sibling.skuId)).available).toBe(4);
+  });
+
+  it("a key reused on a SKU the batch cannot sell is refused as a reuse, never handed the other SKU's order, and the SKU's honest buyer is left to decide alone", async () => {
+    const { ids, buy } = await sale(5);
+    const short = { activityId: ids.activityId, skuId: ids.skuId + 1 };
+    await createSale(pool, { ...short, units: 1 });
+    await buy(1, "held");
+    const decisions = await placeOrders(pool, [
+      { ...short, userId: "1", requestId: `k-${ids.activityId}-held` },
+      { ...short, userId: "2", requestId: `k-${ids.activityId}-2` },
+      { ...short, userId: "3", requestId: `k-${ids.activityId}-3` },
+      { ...ids, userId: "4", requestId: `k-${ids.activityId}-4` },
+    ]);
+    expect(decisions?.map((decision) => decision?.kind)).toEqual([
+      "key_reused",
+      undefined,
+      undefined,
+      "created",
+    ]);
+    expect((await skuInDatabase(pool, ids.activityId, short.skuId)).available).toBe(1);
   });
 
   it("closing an order returns its unit once; with rebuy allowed the buyer may buy again", async () => {

@@ -37,47 +37,57 @@ export class OutcomeUnknownError extends Error {
  * stock rows are never locked while a busy application event loop gets round to sending the next
  * statement (measured: that wait, not MySQL, dominated purchase latency under a storm; see
  * docs/adr/0006). The window is read once; the batch's stock rows are locked (one locking read, in
- * key order, so two batches sharing SKUs queue rather than deadlock); each SKU's orders are inserted,
- * priced from its row, only if its row holds units for all of that SKU's buyers and the sale is open,
- * and only then is each such row decremented by its buyers' count. That order is the binlog's: the
- * cache sees a purchase's orders (which free the reservations that admitted them) before the stock
- * they took, so no split of a transaction's changes ever counts a sold unit twice (ADR 0005). Many
- * SKUs in one transaction: MySQL's cost is per transaction far more than per order (ADR 0015). Needs
- * a pool with `multipleStatements` (every value is still a bound parameter). Results: [4] the
- * decrements, [6] the orders as committed.
+ * key order, so two batches sharing SKUs queue rather than deadlock). The buyers who can be new are
+ * picked first (`@fg_new`, their indexes): no order under their key yet and no live order of theirs
+ * for the SKU, so the insert cannot conflict with what is committed and a buyer seen before costs the
+ * others nothing. Each SKU's new buyers' orders are inserted, priced from its row, only if its row
+ * holds units for all of them and the sale is open, and only then is the row decremented by their
+ * count. That order is the binlog's: the cache sees a purchase's orders (which free the reservations
+ * that admitted them) before the stock they took, so no split of a transaction's changes ever counts a
+ * sold unit twice (ADR 0005). Many SKUs in one transaction: MySQL's cost is per transaction far more
+ * than per order (ADR 0015). Needs a pool with `multipleStatements` (every value is still a bound
+ * parameter). Results: [5] the decrements, [7] the orders under the buyers' keys, [8] `@fg_new`.
  */
 function decisionBatch(inputs: PurchaseInput[]): { sql: string; params: unknown[] } {
   const { activityId } = inputs[0];
   if (inputs.some((input) => input.activityId !== activityId))
     throw new Error("a batch holds buyers of one activity");
-  const demand = new Map<number, number>();
-  for (const input of inputs) demand.set(input.skuId, (demand.get(input.skuId) ?? 0) + 1);
-  const skus = [...demand.keys()];
-  const buyers = inputs.map(() => "SELECT ? AS request_id, ? AS user_id, ? AS sku_id").join(" UNION ALL ");
-  const counts = skus.map(() => "SELECT ? AS sku_id, ? AS n").join(" UNION ALL ");
+  const skus = [...new Set(inputs.map((input) => input.skuId))];
+  const buyers = inputs
+    .map(() => "SELECT ? AS i, ? AS request_id, ? AS user_id, ? AS sku_id")
+    .join(" UNION ALL ");
+  const buyerParams = inputs.flatMap((input, i) => [i, input.requestId, input.userId, input.skuId]);
   const skuList = skus.map(() => "?").join(", ");
+  const isNew = "FIND_IN_SET(b.i, @fg_new)";
+  const demand = `SELECT b.sku_id, COUNT(*) AS n FROM (${buyers}) b WHERE ${isNew} GROUP BY b.sku_id`;
   // The window is read apart, so that only the stock rows are locked, not the activity their SKUs share.
   const sql = `START TRANSACTION;
 SET @fg_open = (SELECT NOW(3) >= starts_at AND NOW(3) < ends_at FROM activity WHERE id = ?);
 SELECT COUNT(*) INTO @fg_locked FROM sale_stock WHERE activity_id = ? AND sku_id IN (${skuList}) FOR UPDATE;
+SET @fg_new = (SELECT GROUP_CONCAT(b.i) FROM (${buyers}) b
+  WHERE NOT EXISTS (SELECT 1 FROM sale_order o WHERE o.user_id = b.user_id AND o.request_id = b.request_id)
+    AND NOT EXISTS (SELECT 1 FROM sale_order o WHERE o.activity_id = ? AND o.sku_id = b.sku_id
+                     AND o.user_id = b.user_id AND o.closed_seq = 0));
 INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
   SELECT b.request_id, s.activity_id, s.sku_id, b.user_id, 'PENDING', s.price_cents, s.currency, NOW(3), NOW(3) + INTERVAL a.payment_timeout_s SECOND
-    FROM (${buyers}) b JOIN (${counts}) d ON d.sku_id = b.sku_id
+    FROM (${buyers}) b JOIN (${demand}) d ON d.sku_id = b.sku_id
     JOIN sale_stock s ON s.activity_id = ? AND s.sku_id = b.sku_id JOIN activity a ON a.id = s.activity_id
-   WHERE @fg_open = 1 AND s.available >= d.n;
-UPDATE sale_stock s JOIN (${counts}) d ON d.sku_id = s.sku_id SET s.available = s.available - d.n
+   WHERE ${isNew} AND @fg_open = 1 AND s.available >= d.n;
+UPDATE sale_stock s JOIN (${demand}) d ON d.sku_id = s.sku_id SET s.available = s.available - d.n
  WHERE s.activity_id = ? AND @fg_open = 1 AND s.available >= d.n;
 COMMIT;
-SELECT ${orderColumns} FROM sale_order WHERE ${inputs.map(() => "(user_id = ? AND request_id = ?)").join(" OR ")}`;
-  const countParams = skus.flatMap((skuId) => [skuId, demand.get(skuId)]);
+SELECT ${orderColumns} FROM sale_order WHERE ${inputs.map(() => "(user_id = ? AND request_id = ?)").join(" OR ")};
+SELECT @fg_new AS new_buyers`;
   const params = [
     activityId,
     activityId,
     ...skus,
-    ...inputs.flatMap((input) => [input.requestId, input.userId, input.skuId]),
-    ...countParams,
+    ...buyerParams,
     activityId,
-    ...countParams,
+    ...buyerParams,
+    ...buyerParams,
+    activityId,
+    ...buyerParams,
     activityId,
     ...inputs.flatMap((input) => [input.userId, input.requestId]),
   ];
@@ -85,8 +95,9 @@ SELECT ${orderColumns} FROM sale_order WHERE ${inputs.map(() => "(user_id = ? AN
 }
 
 /** Where the decision's statements leave their results (see decisionBatch). */
-const decrementResult = 4;
-const ordersResult = 6;
+const decrementResult = 5;
+const ordersResult = 7;
+const newBuyersResult = 8;
 
 type Affected = { affectedRows: number };
 
@@ -120,35 +131,66 @@ export function placeOrder(pool: Pool, input: PurchaseInput): Promise<PurchaseDe
 /**
  * Several buyers of one activity's SKUs decided in one transaction, one round trip: each stock row is
  * locked and the redo log flushed once for all of them (ADR 0007, ADR 0015). All or nothing per SKU:
- * a SKU's row is decremented by its N buyers only if N units are there and the sale is open; the
- * buyers of a SKU that could not take them all get `undefined`. One duplicate (a key or user seen
- * before) fails the insert, which rolls the whole batch back, as does a deadlock with another writer.
- * `null` when nothing was committed: the caller decides each buyer alone, which names each one's own
- * outcome.
+ * a SKU's row is decremented by its new buyers only if that many units are there and the sale is open.
+ * Each buyer gets what the transaction decided: created (an order this transaction inserted), or, for a
+ * buyer seen before, its replay, a reused key or the order that blocks them; `undefined` for the new
+ * buyers of a SKU that could not take them all, and for a second buyer of the batch with the same user
+ * and key or SKU, whom the caller decides alone (that names each one's own outcome). `null` when
+ * nothing was committed (a conflict with a transaction running meanwhile, a deadlock).
  */
 export async function placeOrders(
   pool: Pool,
   inputs: PurchaseInput[],
-): Promise<(Order | undefined)[] | null> {
-  const { sql, params } = decisionBatch(inputs);
-  return decideOnConnection(pool, sql, params, {
+): Promise<(PurchaseDecision | undefined)[] | null> {
+  // One buyer per user and key, and per user and SKU: a second would conflict with the first's insert.
+  const seenKeys = new Set<string>();
+  const batch = inputs.filter((input) => {
+    const [key, sku] = [`${input.userId}/${input.requestId}`, `${input.userId}@${input.skuId}`];
+    if (seenKeys.has(key) || seenKeys.has(sku)) return false;
+    seenKeys.add(key).add(sku);
+    return true;
+  });
+  const { sql, params } = decisionBatch(batch);
+  const decisions = await decideOnConnection(pool, sql, params, {
     committed(results) {
-      const decremented = (results[decrementResult] as Affected).affectedRows;
-      if (decremented === 0) return null;
-      const byBuyer = new Map(
+      const fresh = new Set(
+        String((results[newBuyersResult] as RowDataPacket[])[0]?.new_buyers ?? "")
+          .split(",")
+          .filter(Boolean)
+          .map(Number),
+      );
+      const byKey = new Map(
         (results[ordersResult] as OrderRow[]).map((row) => [`${row.user_id}/${row.request_id}`, row]),
       );
-      const soldSkus = new Set([...byBuyer.values()].map((row) => Number(row.sku_id)));
-      return inputs.map((input) => {
-        const row = byBuyer.get(`${input.userId}/${input.requestId}`);
-        // A SKU whose row was decremented sold to every one of its buyers: each order must be there.
-        if (!row && soldSkus.has(input.skuId)) return committedOrder(row, input);
-        return row && toOrder(row);
-      });
+      const rowOf = (input: PurchaseInput) => byKey.get(`${input.userId}/${input.requestId}`);
+      // A SKU sold to its new buyers holds each one's order for that SKU: this transaction's inserts.
+      const newBuyers = batch.filter((_, i) => fresh.has(i));
+      const sold = new Set(
+        newBuyers
+          .map((input) => input.skuId)
+          .filter((skuId) =>
+            newBuyers.every((input) => input.skuId !== skuId || Number(rowOf(input)?.sku_id) === skuId),
+          ),
+      );
+      const decided = new Map<PurchaseInput, PurchaseDecision | undefined>();
+      for (const [i, input] of batch.entries()) {
+        const row = rowOf(input);
+        const answer: PurchaseDecision | undefined =
+          fresh.has(i) && sold.has(input.skuId)
+            ? { kind: "created", order: committedOrder(row, input) }
+            : row
+              ? sameBuyer(toOrder(row), input)
+              : fresh.has(i)
+                ? undefined
+                : { kind: "already_purchased" };
+        decided.set(input, answer);
+      }
+      return decided;
     },
     duplicate: () => null,
     lockConflict: () => null,
   });
+  return decisions && inputs.map((input) => decisions.get(input));
 }
 
 /**

@@ -83,6 +83,21 @@ describe("decision batcher (group commit on the hot row, real database)", () => 
     expect(sold(ledger)).toBe(4);
   });
 
+  it("the same user and key twice while undecided (a double click, a retry after a timeout) share one decision, and their batch commits once", async () => {
+    const sale = freshIds();
+    await createSale(pool, { ...sale, units: 10 });
+    // One transaction at a time: while the first buyer's runs, the others wait for the next one.
+    const { decisions, transactions } = batcher(10, 0, 1);
+    const first = decisions.decide(buyer(sale, 1));
+    const rest = [2, 3, 3, 4].map((user) => decisions.decide(buyer(sale, user)));
+    const results = [await first, ...(await Promise.all(rest))];
+    expect(results.map((decision) => decision.kind)).toEqual(Array(5).fill("created"));
+    const [, , a, b] = results as Extract<(typeof results)[number], { kind: "created" }>[];
+    expect(a.order.orderId).toBe(b.order.orderId);
+    expect(transactions).toEqual(["committed", "committed"]);
+    expect((await skuInDatabase(pool, sale.activityId, sale.skuId)).available).toBe(6);
+  });
+
   it("a closed sale refuses the whole batch and sells nothing", async () => {
     const sale = freshIds();
     await createSale(pool, { ...sale, units: 10, endsAt: new Date(Date.now() - 1000) });

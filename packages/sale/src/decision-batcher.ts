@@ -67,15 +67,13 @@ export function createDecisionBatcher(deps: {
       batch[0].resolve(decision);
       return;
     }
-    const orders = await placeOrders(
+    const decisions = await placeOrders(
       pool,
       batch.map((waiting) => waiting.input),
     );
-    onTransaction(orders ? "committed" : "rejected");
-    for (const [i, waiting] of batch.entries()) {
-      const order = orders?.[i];
-      waiting.resolve(order ? { kind: "created", order } : await decideAlone(waiting.input));
-    }
+    onTransaction(decisions?.some((decision) => decision?.kind === "created") ? "committed" : "rejected");
+    for (const [i, waiting] of batch.entries())
+      waiting.resolve(decisions?.[i] ?? (await decideAlone(waiting.input)));
   }
 
   /** The oldest waiting buyers whose SKUs are free, of one activity, up to `maxBatch`. */
@@ -143,16 +141,30 @@ export function createDecisionBatcher(deps: {
     }
   }
 
+  function enqueue(input: PurchaseInput): Promise<PurchaseDecision> {
+    return new Promise((resolve, reject) => {
+      const sku = `${input.activityId}:${input.skuId}`;
+      waiting.push({ input, sku, since: performance.now(), resolve, reject });
+      const count = (waitingFor.get(sku) ?? 0) + 1;
+      waitingFor.set(sku, count);
+      if (count >= maxBatch) busy.get(sku)?.();
+      pump();
+    });
+  }
+
+  /** Decisions not yet made, by buyer: the same purchase sent again meanwhile shares its decision. */
+  const undecided = new Map<string, Promise<PurchaseDecision>>();
+
   return {
     decide(input: PurchaseInput): Promise<PurchaseDecision> {
-      return new Promise((resolve, reject) => {
-        const sku = `${input.activityId}:${input.skuId}`;
-        waiting.push({ input, sku, since: performance.now(), resolve, reject });
-        const count = (waitingFor.get(sku) ?? 0) + 1;
-        waitingFor.set(sku, count);
-        if (count >= maxBatch) busy.get(sku)?.();
-        pump();
-      });
+      const buyer = `${input.userId}/${input.requestId}/${input.activityId}/${input.skuId}`;
+      const pending = undecided.get(buyer);
+      if (pending) return pending;
+      const decision = enqueue(input);
+      undecided.set(buyer, decision);
+      const forget = () => undecided.delete(buyer);
+      decision.then(forget, forget);
+      return decision;
     },
   };
 }
