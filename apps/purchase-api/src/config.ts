@@ -26,6 +26,8 @@ const purchaseApiConfigSchema = z
     HTTP_REQUEST_TIMEOUT_MS: int(15_000),
     HTTP_KEEP_ALIVE_TIMEOUT_MS: int(5_000),
     HTTP_MAX_CONNECTIONS: int(10_000),
+    // One client may not hold them all; raise it behind a proxy, whose address every client shares.
+    HTTP_MAX_CONNECTIONS_PER_ADDRESS: int(1_000),
   })
   // One secret for both would let any storefront token pass as a back-office one.
   .refine((config) => config.AUTH_JWT_SECRET !== config.ADMIN_JWT_SECRET, {

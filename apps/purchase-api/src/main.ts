@@ -25,6 +25,7 @@ const server = createHttpServer(app.listener, {
   requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
   keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
   maxConnections: config.HTTP_MAX_CONNECTIONS,
+  maxConnectionsPerAddress: config.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
 }).listen(config.PORT, config.HOST, () => logger.info({ port: config.PORT }, "purchase-api listening"));
 
 const shutdown = () => {

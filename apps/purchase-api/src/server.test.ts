@@ -10,6 +10,7 @@ const limits: HttpLimits = {
   requestTimeoutMs: 800,
   keepAliveTimeoutMs: 500,
   maxConnections: 3,
+  maxConnectionsPerAddress: 3,
 };
 
 const servers: ReturnType<typeof createHttpServer>[] = [];
@@ -18,7 +19,7 @@ afterEach(() => {
 });
 
 /** A server whose one route echoes the body it read (as the purchase route reads it). */
-async function echoServer(): Promise<number> {
+async function echoServer(bounds: HttpLimits = limits): Promise<number> {
   const server = createHttpServer((req, res) => {
     readBody(req).then(
       (body) => {
@@ -31,14 +32,14 @@ async function echoServer(): Promise<number> {
         res.end(reply.body);
       },
     );
-  }, limits);
+  }, bounds);
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return (server.address() as AddressInfo).port;
 }
 
-async function open(port: number): Promise<Socket> {
-  const socket = connect(port, "127.0.0.1");
+async function open(port: number, localAddress = "127.0.0.1"): Promise<Socket> {
+  const socket = connect({ port, host: "127.0.0.1", localAddress });
   await new Promise((resolve) => socket.once("connect", resolve));
   return socket;
 }
@@ -102,6 +103,25 @@ describe("the API's HTTP server, against slow and greedy clients", () => {
       detail: "too many open connections",
     });
     for (const socket of held) socket.destroy();
+  });
+
+  it("refuses one address past its own cap, so a single client cannot hold every connection; another address still gets in", async () => {
+    const port = await echoServer({ ...limits, maxConnections: 10, maxConnectionsPerAddress: 2 });
+    const served = async (socket: Socket) => {
+      const answered = new Promise<string>((resolve) =>
+        socket.once("data", (chunk) => resolve(chunk.toString())),
+      );
+      socket.write("POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n");
+      return answered;
+    };
+    const held = [await open(port), await open(port)];
+    for (const socket of held) expect(await served(socket)).toMatch(/^HTTP\/1\.1 200/);
+    const refused = await untilClosed(await open(port));
+    expect(refused).toMatch(/^HTTP\/1\.1 503/);
+    expect(refused).toContain("too many open connections from one address");
+    const other = await open(port, "127.0.0.2");
+    expect(await served(other)).toMatch(/^HTTP\/1\.1 200/);
+    for (const socket of [...held, other]) socket.destroy();
   });
 
   it("settles the body read of a client that goes away mid-body", async () => {

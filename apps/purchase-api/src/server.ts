@@ -11,6 +11,8 @@ export interface HttpLimits {
   keepAliveTimeoutMs: number;
   /** Open connections at most; one more is told 503 and closed. */
   maxConnections: number;
+  /** Open connections of one client address at most (behind a proxy every client shares its address). */
+  maxConnectionsPerAddress: number;
 }
 
 /**
@@ -29,20 +31,28 @@ export function createHttpServer(listener: RequestListener, limits: HttpLimits):
     listener,
   );
   let open = 0;
+  const byAddress = new Map<string, number>();
   server.on("connection", (socket) => {
-    if (open >= limits.maxConnections) {
-      socket.end(refusal());
-      return;
-    }
+    const address = socket.remoteAddress ?? "";
+    const ofAddress = byAddress.get(address) ?? 0;
+    if (open >= limits.maxConnections) return void socket.end(refusal("too many open connections"));
+    if (ofAddress >= limits.maxConnectionsPerAddress)
+      return void socket.end(refusal("too many open connections from one address"));
     open++;
-    socket.once("close", () => open--);
+    byAddress.set(address, ofAddress + 1);
+    socket.once("close", () => {
+      open--;
+      const left = (byAddress.get(address) ?? 1) - 1;
+      if (left > 0) byAddress.set(address, left);
+      else byAddress.delete(address);
+    });
   });
   return server;
 }
 
 /** A whole HTTP response written straight to the socket: the connection never reaches the parser's answer. */
-function refusal(): string {
-  const reply = problemReply("UNAVAILABLE", "too many open connections", randomUUID(), 1);
+function refusal(detail: string): string {
+  const reply = problemReply("UNAVAILABLE", detail, randomUUID(), 1);
   const head = [
     `HTTP/1.1 ${reply.status} Service Unavailable`,
     ...Object.entries(reply.headers).map(([name, value]) => `${name}: ${value}`),

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -42,5 +42,13 @@ describe("the .env docker compose reads", () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(writeComposeEnv(file, "mysql")).toEqual([]);
     expect(parseEnvFile(readFileSync(file, "utf8"))).toEqual(first);
+  });
+
+  it("makes a file that already existed readable by others private too", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "compose-env-")), ".env");
+    writeFileSync(file, "");
+    chmodSync(file, 0o644);
+    writeComposeEnv(file, "mysql");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 });

@@ -1,5 +1,6 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type { DatabaseEngine } from "@flashgate/config";
+import { writePrivateFile } from "./private-file.ts";
 import { generateSecrets } from "./secrets.ts";
 
 /** The variables docker-compose.yml reads from .env: the engine and its profile, and every secret. */
@@ -35,14 +36,13 @@ export const parseEnvFile = (text: string): Record<string, string> =>
 export function writeComposeEnv(file: string, engine: DatabaseEngine): string[] {
   const existing = existsSync(file) ? parseEnvFile(readFileSync(file, "utf8")) : {};
   const env = composeEnv(existing, engine);
-  writeFileSync(
+  writePrivateFile(
     file,
     `# docker compose reads this (docker-compose.yml); written by \`flashgate compose-env\`. Keep it private.\n${Object.entries(
       env,
     )
       .map(([name, value]) => `${name}=${value}`)
       .join("\n")}\n`,
-    { mode: 0o600 },
   );
   return Object.keys(env).filter((name) => !(name in existing));
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { writePrivateFile } from "./private-file.ts";
 
 export interface StackSecrets {
   databaseRootPassword: string;
@@ -39,7 +40,7 @@ export function loadSecrets(file: string): StackSecrets {
   };
   if (JSON.stringify(secrets) !== JSON.stringify(stored)) {
     mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
-  }
+    writePrivateFile(file, `${JSON.stringify(secrets, null, 2)}\n`);
+  } else chmodSync(file, 0o600);
   return secrets;
 }

@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { StackContext } from "../context.ts";
+import { writePrivateFile } from "../private-file.ts";
 
 export const classpath = (ctx: StackContext) => `${ctx.paths.kafkaJars}/*`;
 
@@ -37,10 +38,9 @@ export const jvmArgs = (heap: string, log4j: string) => [
 ];
 
 export const writeProperties = (file: string, properties: Record<string, string | number>) =>
-  writeFileSync(
+  writePrivateFile(
     file,
     `${Object.entries(properties)
       .map(([key, value]) => `${key}=${value}`)
       .join("\n")}\n`,
-    { mode: 0o600 },
   );

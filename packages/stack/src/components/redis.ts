@@ -1,8 +1,9 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import type { Component, StackContext } from "../context.ts";
+import { writePrivateFile } from "../private-file.ts";
 import { startDaemon, tailLog } from "../processes.ts";
 import { instanceName, instancePort, instances } from "../topology.ts";
 import { StackError, waitFor } from "../wait.ts";
@@ -81,7 +82,7 @@ export function redisNode(ctx: StackContext, index: number): Component {
       mkdirSync(ctx.paths.config, { recursive: true });
       // The password lives in a private file, not on the command line where `ps` would show it.
       const configFile = join(ctx.paths.config, `${name}.conf`);
-      writeFileSync(configFile, nodeConfig(ctx, port, dataDir).join("\n"), { mode: 0o600 });
+      writePrivateFile(configFile, nodeConfig(ctx, port, dataDir).join("\n"));
       const daemon = startDaemon({ name, command: "redis-server", args: [configFile] }, ctx.paths);
       await waitFor(`${name} to answer PING`, () => ping(ctx, port), {
         timeoutMs: 30_000,
