@@ -7,6 +7,7 @@ import { registerConnectorCommands } from "./commands/connectors.ts";
 import { registerDemoCommand } from "./commands/demo.ts";
 import { registerDriftCommands } from "./commands/drift.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
+import { registerSqlCommand } from "./commands/sql.ts";
 import { registerStackCommands } from "./commands/stack.ts";
 import { registerTokenCommand } from "./commands/token.ts";
 
@@ -29,6 +30,7 @@ registerConnectorCommands(program);
 registerDriftCommands(program);
 registerDemoCommand(program);
 registerComposeEnvCommand(program);
+registerSqlCommand(program);
 
 try {
   await program.parseAsync(process.argv);

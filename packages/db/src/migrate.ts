@@ -6,6 +6,8 @@ export interface MigrateOptions {
   database: string;
   appUser: { name: string; password: string };
   debeziumUser: { name: string; password: string };
+  /** The account a DBA logs in with (`flashgate sql`): rows of the sale tables, nothing else. */
+  dbaUser?: { name: string; password: string };
   onApplied?: (migration: Migration) => void;
 }
 
@@ -13,7 +15,8 @@ const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
 /** Creates the database, users with least privilege, and applies pending migrations. Running it twice changes nothing. */
 export async function migrate(admin: Connection, options: MigrateOptions): Promise<{ applied: number[] }> {
-  for (const name of [options.database, options.appUser.name, options.debeziumUser.name]) {
+  const { database, appUser, debeziumUser, dbaUser } = options;
+  for (const name of [database, appUser.name, debeziumUser.name, ...(dbaUser ? [dbaUser.name] : [])]) {
     if (!identifier.test(name)) throw new Error(`invalid identifier: ${name}`);
   }
   const db = options.database;
@@ -42,8 +45,8 @@ export async function migrate(admin: Connection, options: MigrateOptions): Promi
   return { applied };
 }
 
-async function ensureUsers(admin: Connection, { appUser, debeziumUser }: MigrateOptions) {
-  for (const user of [appUser, debeziumUser]) {
+async function ensureUsers(admin: Connection, { appUser, debeziumUser, dbaUser }: MigrateOptions) {
+  for (const user of [appUser, debeziumUser, ...(dbaUser ? [dbaUser] : [])]) {
     try {
       await admin.query("CREATE USER IF NOT EXISTS ?@'%' IDENTIFIED BY ?", [user.name, user.password]);
       // Keeps the password in step with the local secrets file if it was regenerated.
@@ -64,7 +67,13 @@ async function ensureUsers(admin: Connection, { appUser, debeziumUser }: Migrate
   );
 }
 
-async function grantTablePrivileges(admin: Connection, { database, appUser, debeziumUser }: MigrateOptions) {
+/** What a DBA may not touch: the migrations' bookkeeping, the CDC probe's row and Debezium's signals. */
+const notForDbas = ["schema_migrations", "cdc_heartbeat", "debezium_signal"];
+
+async function grantTablePrivileges(
+  admin: Connection,
+  { database, appUser, debeziumUser, dbaUser }: MigrateOptions,
+) {
   // The app reads binlog coordinates (never the binlog itself) to fence cache rebuilds.
   await admin.query("GRANT REPLICATION CLIENT ON *.* TO ?@'%'", [appUser.name]);
   // Every table but the signal table, which only operators write (a signal makes Debezium re-read tables).
@@ -82,6 +91,11 @@ async function grantTablePrivileges(admin: Connection, { database, appUser, debe
     await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.\`${name}\` TO ?@'%'`, [
       appUser.name,
     ]);
+  if (dbaUser)
+    for (const { name } of tables.filter(({ name }) => !notForDbas.includes(String(name))))
+      await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.\`${name}\` TO ?@'%'`, [
+        dbaUser.name,
+      ]);
   // Incremental snapshots write their watermarks into the signal table.
   await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.debezium_signal TO ?@'%'`, [
     debeziumUser.name,

@@ -24,3 +24,4 @@ export interface Component {
 export const databaseName = "flashgate";
 export const appDbUser = "flashgate";
 export const debeziumDbUser = "debezium";
+export const dbaDbUser = "flashgate_dba";

@@ -8,6 +8,7 @@ export interface StackSecrets {
   appDbPassword: string;
   redisPassword: string;
   debeziumDbPassword: string;
+  dbaDbPassword: string;
   authJwtSecret: string;
   adminJwtSecret: string;
   paymentWebhookSecret: string;
@@ -20,6 +21,7 @@ export const generateSecrets = (): StackSecrets => {
     appDbPassword: token(),
     redisPassword: token(),
     debeziumDbPassword: token(),
+    dbaDbPassword: token(),
     authJwtSecret: token(),
     adminJwtSecret: token(),
     paymentWebhookSecret: token(),

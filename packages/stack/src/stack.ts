@@ -14,7 +14,14 @@ import { connectUrl, connectWorker } from "./components/connect.ts";
 import { adminConnection, database } from "./components/database.ts";
 import { kafkaBootstrap, kafkaBroker } from "./components/kafka.ts";
 import { redisNode, redisUrl } from "./components/redis.ts";
-import { appDbUser, type Component, databaseName, debeziumDbUser, type StackContext } from "./context.ts";
+import {
+  appDbUser,
+  type Component,
+  databaseName,
+  dbaDbUser,
+  debeziumDbUser,
+  type StackContext,
+} from "./context.ts";
 import { ensureJars } from "./jars.ts";
 import { isPortOpen } from "./net.ts";
 import { defaultHome, stackPaths } from "./paths.ts";
@@ -160,6 +167,7 @@ export async function runMigrations(ctx: StackContext) {
       database: databaseName,
       appUser: { name: appDbUser, password: ctx.secrets.appDbPassword },
       debeziumUser: { name: debeziumDbUser, password: ctx.secrets.debeziumDbPassword },
+      dbaUser: { name: dbaDbUser, password: ctx.secrets.dbaDbPassword },
     });
     step.done(applied.length ? `applied ${applied.join(", ")}` : "up to date");
   } finally {

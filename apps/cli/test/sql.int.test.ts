@@ -1,0 +1,91 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type AppProcess,
+  cachedAvailable,
+  clients,
+  createSale,
+  eventually,
+  expectConverged,
+  freshIds,
+  skuInDatabase,
+  startMaintainer,
+} from "@flashgate/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { flashgate } from "./cli.ts";
+
+describe("flashgate sql: the DBA's seat", () => {
+  const c = clients();
+  let maintainer: AppProcess;
+  beforeAll(async () => {
+    maintainer = await startMaintainer();
+  });
+  afterAll(async () => {
+    await maintainer.kill();
+    await c.close();
+  });
+
+  it("runs statements as the DBA account, which may change the sale tables' rows and nothing else", async () => {
+    const who = await flashgate("sql", "-e", "SELECT CURRENT_USER() AS who");
+    expect(who.code).toBe(0);
+    expect(who.stdout).toMatch(/flashgate_dba@/);
+    const refused = [
+      "SELECT COUNT(*) FROM mysql.user",
+      "INSERT INTO debezium_signal (id, type, data) VALUES ('x', 'execute-snapshot', '{}')",
+      "UPDATE cdc_heartbeat SET beat_at = NOW(3)",
+      "SELECT * FROM schema_migrations",
+      "CREATE TABLE dba_scratch (id INT)",
+      "DROP TABLE sale_order",
+      "GRANT SELECT ON flashgate.sale_stock TO 'flashgate'@'%'",
+    ];
+    for (const statement of refused) {
+      const result = await flashgate("sql", "-e", statement);
+      expect(result.code, statement).not.toBe(0);
+      expect(result.stderr, statement).toMatch(/denied/i);
+    }
+  });
+
+  it("a restock and a closure by SQL, as the README shows them, reach the cache", async () => {
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 1 });
+    await c.pool.query(
+      `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+       VALUES (?, ?, ?, 7, 'PENDING', 1999, 'EUR', NOW(3), NOW(3) + INTERVAL 15 MINUTE)`,
+      [`dba-${sale.activityId}`, sale.activityId, sale.skuId],
+    );
+    await c.pool.query("UPDATE sale_stock SET available = 0 WHERE activity_id = ? AND sku_id = ?", [
+      sale.activityId,
+      sale.skuId,
+    ]);
+    await expectConverged(c, sale.activityId, sale.skuId);
+    const where = `activity_id = ${sale.activityId} AND sku_id = ${sale.skuId}`;
+    const restock = await flashgate(
+      "sql",
+      "-e",
+      `UPDATE sale_stock SET available = available + 10 WHERE ${where}`,
+    );
+    expect(restock.code).toBe(0);
+    await eventually(async () =>
+      expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(10),
+    );
+    // A closure: the order and its unit back, in one transaction, from a file.
+    const file = join(mkdtempSync(join(tmpdir(), "fg-sql-")), "close.sql");
+    writeFileSync(
+      file,
+      `START TRANSACTION;
+UPDATE sale_order SET state = 'CLOSED' WHERE ${where} AND user_id = 7 AND state = 'PENDING';
+SET @closed = ROW_COUNT();
+UPDATE sale_stock SET available = available + @closed WHERE ${where};
+COMMIT;
+`,
+    );
+    expect((await flashgate("sql", file)).code).toBe(0);
+    expect(await skuInDatabase(c.pool, sale.activityId, sale.skuId)).toMatchObject({
+      available: 11,
+      closed: 1,
+    });
+    await expectConverged(c, sale.activityId, sale.skuId);
+    expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(11);
+  });
+});
