@@ -97,9 +97,10 @@ connect)
     echo "rest.advertised.host.name=$(hostname)"
     echo "plugin.path=/opt/flashgate/plugins"
     echo "plugin.discovery=hybrid_warn"
-    echo "config.providers=env,file"
+    # A connector config posted to Connect may read flashgate's variables and no other of the worker.
+    echo "config.providers=env"
     echo "config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider"
-    echo "config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider"
+    echo "config.providers.env.param.allowlist.pattern=^FLASHGATE_.*"
     echo "topic.creation.enable=true"
     echo "scheduled.rebalance.max.delay.ms=5000"
     overrides CONNECT_
