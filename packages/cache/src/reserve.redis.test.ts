@@ -54,6 +54,13 @@ describe("reserve.lua and release.lua, on Redis alone", () => {
     expect(await reserve("7")).toEqual({ outcome: "ALREADY" });
   });
 
+  it("counts a buyer's replays against their rate limit: looping on their own key cannot turn into a database read each", async () => {
+    const { reserve } = await sku({ available: 0, endsMs: now - 1, buyers: ["7"] });
+    for (let i = 0; i < limits.rateLimit; i++)
+      expect(await reserve("7", "their-key")).toEqual({ outcome: "ALREADY" });
+    expect((await reserve("7", "their-key")).outcome).toBe("RATE_LIMITED");
+  });
+
   it("refuses outside the window: NOT_STARTED before, ENDED at and after the end", async () => {
     const early = await sku({ available: 5, startsMs: now + 1 });
     expect(await early.reserve("1")).toEqual({ outcome: "NOT_STARTED" });

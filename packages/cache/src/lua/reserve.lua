@@ -13,9 +13,21 @@ if not sku[1] then
   return 'NOT_LOADED'
 end
 
--- A buyer's retry is told about their order even once the window has closed or the stock is gone.
+-- The user's requests in this rate window, this one included; past the limit, the time left.
+local function over_rate_limit()
+  local count = redis.call('INCR', KEYS[4])
+  if count == 1 then
+    redis.call('PEXPIRE', KEYS[4], ARGV[6])
+  end
+  if count > tonumber(ARGV[5]) then
+    return { 'RATE_LIMITED', redis.call('PTTL', KEYS[4]) }
+  end
+end
+
+-- A buyer's retry is told about their order even once the window has closed or the stock is gone. The
+-- caller reads that order from MySQL, so a buyer's replays count against their rate limit too.
 if sku[4] then
-  return 'ALREADY'
+  return over_rate_limit() or 'ALREADY'
 end
 
 -- Sold out as applied from the binlog, or outside the window: no database work, no rate limit. This
@@ -32,12 +44,9 @@ if closed or available <= 0 then
   return closed or 'SOLD_OUT'
 end
 
-local count = redis.call('INCR', KEYS[4])
-if count == 1 then
-  redis.call('PEXPIRE', KEYS[4], ARGV[6])
-end
-if count > tonumber(ARGV[5]) then
-  return { 'RATE_LIMITED', redis.call('PTTL', KEYS[4]) }
+local limited = over_rate_limit()
+if limited then
+  return limited
 end
 
 local held = redis.call('ZSCORE', KEYS[2], ARGV[1])
