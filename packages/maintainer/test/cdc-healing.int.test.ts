@@ -19,7 +19,7 @@ import {
   testContext,
   testEngine,
 } from "@flashgate/testkit";
-import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
+import { type ApiHarness, soldOutSale, startApi } from "@flashgate/testkit/purchase-api";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
 const connector = "flashgate-sale";
@@ -264,13 +264,7 @@ describe("buyers are served what MySQL holds while CDC is down", () => {
     name: string,
     breakCdc: () => Promise<{ restore: () => Promise<void> }>,
   ) {
-    const sale = freshIds();
-    await createSale(c.pool, { ...sale, units: 1 });
-    await expectConverged(c, sale.activityId, sale.skuId);
-    expect((await api.purchase(1, sale)).status).toBe(201);
-    await expectConverged(c, sale.activityId, sale.skuId);
-    expect((await api.purchase(2, sale)).body.code).toBe("SOLD_OUT");
-
+    const sale = await soldOutSale(c, api);
     broken = await breakCdc();
     // The stall is seen first, so the restock cannot have come through CDC.
     await eventually(
