@@ -13,7 +13,7 @@ export {
   binlogSourceKey,
   buyerField,
   cacheEpochKey,
-  cdcSupervisorKeys,
+  cdcKeys,
   endedGraceMs,
   parseSkuRef,
   rebuildQueueKey,

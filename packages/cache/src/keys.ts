@@ -79,12 +79,12 @@ export const endedGraceMs = 24 * 3600 * 1000;
 export const appliedWatermarkKey = "fg:watermark";
 
 /**
- * The CDC supervisor's shared state, so any number of maintainers act as one: restarts of a FAILED
- * connector are gated (`restartGate`, set for the wait before the next one) and counted (`restarts`,
- * forgotten once it has been RUNNING, as first seen at `runningSince`, for a while); `reposition:<offset hash>` holds off a
- * second reset of the same lost position by another instance.
+ * What every maintainer shares about the pipeline itself. The connector supervisor's restarts of a
+ * FAILED connector are gated (`restartGate`, set for the wait before the next one) and counted
+ * (`restarts`, forgotten once it has been RUNNING, as first seen at `runningSince`, for a while);
+ * `reposition:<offset hash>` holds off a second reset of the same lost position by another instance.
  */
-export const cdcSupervisorKeys = {
+export const cdcKeys = {
   restartGate: "fg:cdc:restart-gate",
   restarts: "fg:cdc:restarts",
   runningSince: "fg:cdc:running-since",

@@ -1,7 +1,7 @@
 import {
   applyActivityChange,
   applySkuChanges,
-  cdcSupervisorKeys,
+  cdcKeys,
   type FlashgateRedis,
   rebuildQueueKey,
   removeActivity,
@@ -194,7 +194,7 @@ export function createApplier(deps: {
     );
     for (const activity of activities) await applyActivity(activity);
     // Every instance's stall fallback reads this: CDC has delivered MySQL up to this commit time.
-    if (beatAt !== undefined) await redis.set(cdcSupervisorKeys.heartbeatApplied, String(beatAt));
+    if (beatAt !== undefined) await redis.set(cdcKeys.heartbeatApplied, String(beatAt));
     for (const letter of dead) {
       metrics.deadLetters.inc();
       // The SKU missed this change: a rebuild from MySQL, which holds its effect, converges it.

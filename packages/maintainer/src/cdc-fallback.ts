@@ -1,4 +1,4 @@
-import { cdcSupervisorKeys, type FlashgateRedis } from "@flashgate/cache";
+import { cdcKeys, type FlashgateRedis } from "@flashgate/cache";
 import { skusChangedSince } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
 import type { Pool } from "mysql2/promise";
@@ -28,7 +28,7 @@ export function createCdcFallback(deps: {
   let since: Date | undefined;
 
   async function check(): Promise<void> {
-    const beatAt = Number((await redis.get(cdcSupervisorKeys.heartbeatApplied)) ?? 0) || startedAt;
+    const beatAt = Number((await redis.get(cdcKeys.heartbeatApplied)) ?? 0) || startedAt;
     const stalled = Date.now() - beatAt >= stallMs;
     metrics.cdcStalled.set(stalled ? 1 : 0);
     if (!stalled) {

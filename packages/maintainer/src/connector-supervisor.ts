@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { cdcSupervisorKeys, type FlashgateRedis } from "@flashgate/cache";
+import { cdcKeys, type FlashgateRedis } from "@flashgate/cache";
 import { type ConnectClient, ConnectError, type ConnectorStatus } from "@flashgate/connect";
 import { binlogPositionLost } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
@@ -60,9 +60,7 @@ export function createConnectorSupervisor(deps: {
     });
     if (!reason) return false;
     const held = createHash("sha256").update(JSON.stringify(offset)).digest("hex").slice(0, 16);
-    if (
-      (await redis.set(`${cdcSupervisorKeys.reposition}:${held}`, "1", "PX", repositionHoldMs, "NX")) !== "OK"
-    )
+    if ((await redis.set(`${cdcKeys.reposition}:${held}`, "1", "PX", repositionHoldMs, "NX")) !== "OK")
       return true;
     metrics.connectorRepositions.inc();
     logger.error(
@@ -79,17 +77,17 @@ export function createConnectorSupervisor(deps: {
     if (!failed) {
       // Running a while since the last failure anyone saw: the next one is restarted at once again.
       if (!status.tasks.every((task) => task.state === "RUNNING")) return;
-      await redis.set(cdcSupervisorKeys.runningSince, String(Date.now()), "NX");
-      const since = Number(await redis.get(cdcSupervisorKeys.runningSince));
-      if (Date.now() - since >= backoff.resetAfterMs) await redis.del(cdcSupervisorKeys.restarts);
+      await redis.set(cdcKeys.runningSince, String(Date.now()), "NX");
+      const since = Number(await redis.get(cdcKeys.runningSince));
+      if (Date.now() - since >= backoff.resetAfterMs) await redis.del(cdcKeys.restarts);
       return;
     }
-    await redis.del(cdcSupervisorKeys.runningSince);
-    const attempts = Number((await redis.get(cdcSupervisorKeys.restarts)) ?? 0);
+    await redis.del(cdcKeys.runningSince);
+    const attempts = Number((await redis.get(cdcKeys.restarts)) ?? 0);
     const waitAfter = Math.min(backoff.maxMs, backoff.firstMs * 2 ** attempts);
     // The gate is the backoff: whoever sets it restarts now, and nobody may again until it expires.
-    if ((await redis.set(cdcSupervisorKeys.restartGate, "1", "PX", waitAfter, "NX")) !== "OK") return;
-    await redis.incr(cdcSupervisorKeys.restarts);
+    if ((await redis.set(cdcKeys.restartGate, "1", "PX", waitAfter, "NX")) !== "OK") return;
+    await redis.incr(cdcKeys.restarts);
     metrics.connectorRestarts.inc();
     logger.error(
       {

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { binlogSourceKey, cdcSupervisorKeys } from "@flashgate/cache";
+import { binlogSourceKey, cdcKeys } from "@flashgate/cache";
 import { connectClient, isRunning } from "@flashgate/connect";
 import { serverErrors } from "@flashgate/db";
 import { adminConnection, repoRoot } from "@flashgate/stack";
@@ -109,7 +109,7 @@ describe("CDC heals itself", () => {
     await expectConverged(c, sale.activityId, sale.skuId);
     const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
     // As after a long healthy run: no earlier test's restarts counted against this outage.
-    await c.redis.del(cdcSupervisorKeys.restarts, cdcSupervisorKeys.restartGate);
+    await c.redis.del(cdcKeys.restarts, cdcKeys.restartGate);
     await setDebeziumPassword("wrong-password-for-this-test");
     try {
       // A restart reconnects with the wrong password: the task fails, as after any dropped connection.
