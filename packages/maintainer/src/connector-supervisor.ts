@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { cdcKeys, type FlashgateRedis } from "@flashgate/cache";
-import { type ConnectClient, ConnectError, type ConnectorStatus } from "@flashgate/connect";
+import { type ConnectClient, ConnectError, type ConnectorStatus, redactedTrace } from "@flashgate/connect";
 import { binlogPositionLost } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
 import { recordIncident } from "@flashgate/sync";
@@ -26,8 +26,6 @@ const failedPart = (status: ConnectorStatus) =>
     : status.tasks
         .filter((task) => task.state === "FAILED")
         .map((task) => ({ part: `task ${task.id}`, trace: task.trace }))[0];
-
-const firstLine = (trace: string | undefined) => (trace ?? "").split("\n")[0]?.slice(0, 500) ?? "";
 
 /**
  * Keeps the Debezium connector reading, with no operator step: Kafka Connect never restarts a FAILED
@@ -95,7 +93,7 @@ export function createConnectorSupervisor(deps: {
         part: failed.part,
         attempt: attempts + 1,
         nextRestartInMs: waitAfter,
-        cause: firstLine(failed.trace),
+        cause: redactedTrace(failed.trace),
       },
       "connector FAILED; restarting it",
     );
