@@ -10,13 +10,12 @@ import { existsSync, statSync } from "node:fs";
 const path = `${process.env.PATH ?? ""}:/usr/sbin:/usr/local/sbin`;
 const has = (command) =>
   spawnSync("sh", ["-c", `command -v ${command}`], { env: { ...process.env, PATH: path } }).status === 0;
-const hasLibrary = (name) => {
-  const listing = spawnSync("sh", ["-c", "ldconfig -p"], {
-    encoding: "utf8",
-    env: { ...process.env, PATH: path },
-  });
-  return listing.status !== 0 || listing.stdout.includes(`${name} `);
-};
+// Listed once; where ldconfig cannot list them, the MySQL server's own start names what is missing.
+const libraries = spawnSync("sh", ["-c", "ldconfig -p"], {
+  encoding: "utf8",
+  env: { ...process.env, PATH: path },
+});
+const hasLibrary = (name) => libraries.status !== 0 || libraries.stdout.includes(`${name} `);
 
 const serverParts = [
   ["java", "openjdk-17-jre-headless", () => has("java")],

@@ -88,7 +88,7 @@ export const cdcKeys = {
   restartGate: "fg:cdc:restart-gate",
   restarts: "fg:cdc:restarts",
   runningSince: "fg:cdc:running-since",
-  reposition: "fg:cdc:reposition",
+  reposition: (offsetHash: string) => `fg:cdc:reposition:${offsetHash}`,
   /** Commit time (ms) of the newest heartbeat row applied: how current CDC's view of MySQL is. */
   heartbeatApplied: "fg:cdc:heartbeat-applied",
 } as const;

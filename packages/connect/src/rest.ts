@@ -182,7 +182,7 @@ export function connectClient(baseUrl: string) {
         failedGraceMs: 60_000,
       });
       expectOk(await call("DELETE", `${named(name)}/offsets`, undefined, 60_000), name);
-      expectOk(await call("PUT", `${named(name)}/resume`), name);
+      await this.resume(name);
     },
     /**
      * Polls until the connector and its tasks have been RUNNING for `ms` in a row; passing states

@@ -87,15 +87,19 @@ async function grantTablePrivileges(
     "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ? AND table_name <> 'debezium_signal'",
     [database],
   );
-  for (const { name } of tables)
-    await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.\`${name}\` TO ?@'%'`, [
-      appUser.name,
-    ]);
-  if (dbaUser)
-    for (const { name } of tables.filter(({ name }) => !notForDbas.includes(String(name))))
+  const grantRows = async (user: string, names: string[]) => {
+    for (const name of names)
       await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.\`${name}\` TO ?@'%'`, [
-        dbaUser.name,
+        user,
       ]);
+  };
+  const names = tables.map(({ name }) => String(name));
+  await grantRows(appUser.name, names);
+  if (dbaUser)
+    await grantRows(
+      dbaUser.name,
+      names.filter((name) => !notForDbas.includes(name)),
+    );
   // Incremental snapshots write their watermarks into the signal table.
   await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.debezium_signal TO ?@'%'`, [
     debeziumUser.name,

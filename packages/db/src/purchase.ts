@@ -163,29 +163,20 @@ export async function placeOrders(
         (results[ordersResult] as OrderRow[]).map((row) => [`${row.user_id}/${row.request_id}`, row]),
       );
       const rowOf = (input: PurchaseInput) => byKey.get(`${input.userId}/${input.requestId}`);
-      // A SKU sold to its new buyers holds each one's order for that SKU: this transaction's inserts.
-      const newBuyers = batch.filter((_, i) => fresh.has(i));
-      const sold = new Set(
-        newBuyers
-          .map((input) => input.skuId)
-          .filter((skuId) =>
-            newBuyers.every((input) => input.skuId !== skuId || Number(rowOf(input)?.sku_id) === skuId),
-          ),
+      // A SKU sold to its new buyers holds each one's order for that SKU (this transaction's inserts);
+      // one new buyer without it means the SKU was not sold.
+      const unsold = new Set(
+        batch
+          .filter((input, i) => fresh.has(i) && Number(rowOf(input)?.sku_id) !== input.skuId)
+          .map((input) => input.skuId),
       );
-      const decided = new Map<PurchaseInput, PurchaseDecision | undefined>();
-      for (const [i, input] of batch.entries()) {
+      const answer = (input: PurchaseInput, isNew: boolean): PurchaseDecision | undefined => {
         const row = rowOf(input);
-        const answer: PurchaseDecision | undefined =
-          fresh.has(i) && sold.has(input.skuId)
-            ? { kind: "created", order: committedOrder(row, input) }
-            : row
-              ? sameBuyer(toOrder(row), input)
-              : fresh.has(i)
-                ? undefined
-                : { kind: "already_purchased" };
-        decided.set(input, answer);
-      }
-      return decided;
+        if (isNew && !unsold.has(input.skuId)) return { kind: "created", order: committedOrder(row, input) };
+        if (row) return sameBuyer(toOrder(row), input);
+        return isNew ? undefined : { kind: "already_purchased" };
+      };
+      return new Map(batch.map((input, i) => [input, answer(input, fresh.has(i))]));
     },
     duplicate: () => null,
     lockConflict: () => null,

@@ -44,8 +44,7 @@ export function createCdcFallback(deps: {
       since = new Date(beatAt - overlapMs);
     }
     const changed = await skusChangedSince(pool, since);
-    for (const sku of changed.skus) await rebuilder.rebuild(sku.activityId, sku.skuId);
-    metrics.rebuilds.inc({ reason: "cdc-stalled" }, changed.skus.length);
+    await rebuilder.rebuildSkus(changed.skus, "cdc-stalled");
     since = new Date(changed.now.getTime() - overlapMs);
   }
 

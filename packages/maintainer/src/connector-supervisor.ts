@@ -58,8 +58,7 @@ export function createConnectorSupervisor(deps: {
     });
     if (!reason) return false;
     const held = createHash("sha256").update(JSON.stringify(offset)).digest("hex").slice(0, 16);
-    if ((await redis.set(`${cdcKeys.reposition}:${held}`, "1", "PX", repositionHoldMs, "NX")) !== "OK")
-      return true;
+    if ((await redis.set(cdcKeys.reposition(held), "1", "PX", repositionHoldMs, "NX")) !== "OK") return true;
     metrics.connectorRepositions.inc();
     logger.error(
       { connector, reason, offset: { file: offset.file, pos: offset.pos, gtids: offset.gtids } },

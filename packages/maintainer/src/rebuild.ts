@@ -106,6 +106,12 @@ export function createRebuilder(deps: {
     return rows.length;
   }
 
+  /** Rebuilds these SKUs, fenced by position, eight at a time. */
+  async function rebuildSkus(skus: { activityId: number; skuId: number }[], reason: string): Promise<void> {
+    await inParallel(skus, 8, (sku) => rebuild(sku.activityId, sku.skuId));
+    if (skus.length) metrics.rebuilds.inc({ reason }, skus.length);
+  }
+
   async function drainQueue(): Promise<number> {
     const requested = (await redis.spop(rebuildQueueKey, 100)) as string[];
     const due = [...isolated.values()].filter((entry) => entry.nextAt <= Date.now());
@@ -179,7 +185,7 @@ export function createRebuilder(deps: {
     return running;
   }
 
-  return { rebuild, rebuildAll, drainQueue, check, isolate };
+  return { rebuildSkus, rebuildAll, drainQueue, check, isolate };
 }
 
 export type Rebuilder = ReturnType<typeof createRebuilder>;
