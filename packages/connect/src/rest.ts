@@ -177,12 +177,16 @@ export function connectClient(baseUrl: string) {
      */
     async resetOffsets(name: string): Promise<void> {
       await this.stop(name);
-      await this.waitUntil(name, (status) => status?.connector.state === "STOPPED", {
-        timeoutMs: 60_000,
-        failedGraceMs: 60_000,
-      });
-      expectOk(await call("DELETE", `${named(name)}/offsets`, undefined, 60_000), name);
-      await this.resume(name);
+      try {
+        await this.waitUntil(name, (status) => status?.connector.state === "STOPPED", {
+          timeoutMs: 60_000,
+          failedGraceMs: 60_000,
+        });
+        expectOk(await call("DELETE", `${named(name)}/offsets`, undefined, 60_000), name);
+      } finally {
+        // Whatever failed, the connector is never left stopped: nobody else would start it again.
+        await this.resume(name);
+      }
     },
     /**
      * Polls until the connector and its tasks have been RUNNING for `ms` in a row; passing states
