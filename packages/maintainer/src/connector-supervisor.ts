@@ -47,8 +47,6 @@ export function createConnectorSupervisor(deps: {
   const { connect, connector, pool, redis, metrics, logger } = deps;
   const backoff = deps.backoff ?? defaultBackoff;
   let unreachableSince: number | undefined;
-  /** The offset the previous pass judged lost: one judgement alone may have read it mid-restart. */
-  let lostBefore: string | undefined;
 
   async function repositionIfLost(): Promise<boolean> {
     const offset = await connect.sourceOffset(connector);
@@ -58,11 +56,8 @@ export function createConnectorSupervisor(deps: {
       pos: typeof offset.pos === "number" ? offset.pos : undefined,
       gtids: typeof offset.gtids === "string" ? offset.gtids : undefined,
     });
-    const held = createHash("sha256").update(JSON.stringify(offset)).digest("hex").slice(0, 16);
-    const confirmed = reason !== undefined && lostBefore === held;
-    lostBefore = reason === undefined ? undefined : held;
     if (!reason) return false;
-    if (!confirmed) return true;
+    const held = createHash("sha256").update(JSON.stringify(offset)).digest("hex").slice(0, 16);
     if ((await redis.set(cdcKeys.reposition(held), "1", "PX", repositionHoldMs, "NX")) !== "OK") return true;
     metrics.connectorRepositions.inc();
     logger.error(
