@@ -395,21 +395,33 @@ function catalogueSection(results: Results): string[] {
     "",
     `${profile.skus} SKUs × ${profile.unitsPerSku} units of one activity; ${profile.requests} requests from ${profile.users} users, SKUs drawn Zipf (s = ${profile.zipf}) with one seed for every design, over ${profile.connections} connections, 2 server processes per design, after an uncounted warm-up sale. Left while refused: SKUs that ended with units after buyers of theirs were told SOLD_OUT. Machine CPU: every process's busy time over the load, per request.`,
     "",
-    "| system | req/s | orders | SKUs sold out | sold out after s (p50 / p90 / max) | left while refused (SKUs, units) | 201 p50 / p99 ms | SOLD_OUT p50 / p99 ms | DB tx / unit | machine CPU ms / request | CDC lag p50 / p99 ms |",
-    "|---|---|---|---|---|---|---|---|---|---|---|",
+    "| system | req/s | orders | SKUs sold out | sold out after s (p50 / p90 / max) | left while refused (SKUs, units) | 201 p50 / p99 ms | SOLD_OUT p50 / p99 ms | DB tx / unit | MySQL commits | machine CPU ms / request | CDC lag p50 / p99 ms |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of catalogue.results)
     lines.push(
-      `| ${r.system} | ${r.requestsPerSecond} | ${r.unitsSold} | ${r.skusSoldOut} | ${seconds(r.sellOutMs.p50)} / ${seconds(r.sellOutMs.p90)} / ${seconds(r.sellOutMs.max)} | ${r.skusLeftWithUnitsWhileRefused}, ${r.unitsLeftWhileRefused} | ${latencyCell(r.latencyMs["201"])} | ${latencyCell(r.latencyMs["409 SOLD_OUT"])} | ${r.transactionsPerUnitSold ?? "–"} | ${r.machineCpuMsPerRequest} | ${r.cdc ? `${r.cdc.lagP50Ms} / ${r.cdc.lagP99Ms}` : "–"} |`,
+      `| ${r.system} | ${r.requestsPerSecond} | ${r.unitsSold} | ${r.skusSoldOut} | ${seconds(r.sellOutMs.p50)} / ${seconds(r.sellOutMs.p90)} / ${seconds(r.sellOutMs.max)} | ${r.skusLeftWithUnitsWhileRefused}, ${r.unitsLeftWhileRefused} | ${latencyCell(r.latencyMs["201"])} | ${latencyCell(r.latencyMs["409 SOLD_OUT"])} | ${r.transactionsPerUnitSold ?? "–"} | ${r.databaseCommits ?? "–"} | ${r.machineCpuMsPerRequest} | ${r.cdc ? `${r.cdc.lagP50Ms} / ${r.cdc.lagP99Ms}` : "–"} |`,
     );
   lines.push(
-    `| flashgate, one SKU of 1000 units (reference) | ${storm.requestsPerSecond} | ${storm.created} | 1 | – | – | ${latencyCell(storm.latencyMs["201"])} | ${latencyCell(storm.latencyMs["409 SOLD_OUT"])} | – | ${storm.machineCpuMsPerRequest} | – |`,
+    `| flashgate, one SKU of 1000 units (reference) | ${storm.requestsPerSecond} | ${storm.created} | 1 | – | – | ${latencyCell(storm.latencyMs["201"])} | ${latencyCell(storm.latencyMs["409 SOLD_OUT"])} | – | – | ${storm.machineCpuMsPerRequest} | – |`,
   );
   const fg = catalogue.results.find((r) => r.system === "flashgate");
   if (fg)
     lines.push(
       "",
       `flashgate catalogue over its single-SKU storm, requests/s: **${(fg.requestsPerSecond / storm.requestsPerSecond).toFixed(2)}×** (goal ≥ 0.9×); machine CPU per request ${(fg.machineCpuMsPerRequest / storm.machineCpuMsPerRequest).toFixed(1)}× the storm's; CDC lag p99 **${fg.cdc?.lagP99Ms ?? "–"} ms** (goal < 1 s); Redis per SKU ${fg.memory?.bytesPerSku ?? "–"} bytes, per buyer ${fg.memory?.bytesPerBuyer ?? "–"} bytes (the SKU hash's listpack encoding, up to 128 fields).`,
+    );
+  const looping = catalogue.results.find((r) => r.looper);
+  if (fg && looping)
+    lines.push(
+      "",
+      `One user sending the key it bought SKU 1 with to every other SKU meanwhile (two connections, ${looping.looper.requests} requests: ${Object.entries(
+        looping.looper.answers,
+      )
+        .map(([label, n]) => `${n} × ${label}`)
+        .join(
+          ", ",
+        )}): MySQL commits **${(looping.databaseCommits / fg.databaseCommits).toFixed(2)}×** the sale's without them, 201 p99 **${(looping.latencyMs["201"].p99 / fg.latencyMs["201"].p99).toFixed(2)}×**.`,
     );
   lines.push("");
   return lines;

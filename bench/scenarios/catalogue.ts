@@ -3,7 +3,7 @@ import { compareSku } from "@flashgate/sync";
 import { eventually } from "@flashgate/testkit";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { machineBusyMs } from "../lib/env.ts";
-import { latencySummary, percentile, runLoad } from "../lib/load.ts";
+import { type LoadResult, latencySummary, percentile, runLoad } from "../lib/load.ts";
 import { createCatalogue, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
 import type { RunningSystem } from "../lib/systems.ts";
 import type { Systems } from "../run.ts";
@@ -143,95 +143,12 @@ export async function catalogue(
     connections: profile.connections,
   };
   const results = [];
-  for await (const system of warmedDesigns(systems, pool, redis, secret, warmUpSize)) {
-    const activityId = await openCatalogue(systems, system, pool, redis, profile);
-    const memoryLoaded = system === systems.flashgate ? await skuMemory(redis, activityId, profile.skus) : 0;
-    const maintainerBefore = await scrape(systems.flashgate.maintainerUrls);
-    const transactionsBefore = await transactionsOf(systems, system);
-    const cpuBefore = machineBusyMs();
-    const lastCreatedMs = new Float64Array(profile.skus + 1);
-    const refused = new Uint32Array(profile.skus + 1);
-    process.stderr.write(
-      `  catalogue: ${system.name}, ${profile.requests} requests over ${profile.skus} SKUs…\n`,
-    );
-    const load = await runLoad(
-      system.urls,
-      profile.requests,
-      profile.connections,
-      (i) => purchaseRequest({ activityId, skuId: skuOf[i] }, tokens[userOf[i]], `cat-${activityId}-${i}`),
-      {
-        onAnswer: (i, label, atMs) => {
-          if (label === "201") lastCreatedMs[skuOf[i]] = atMs;
-          else if (label === "409 SOLD_OUT") refused[skuOf[i]] += 1;
-        },
-      },
-    );
-    const cpuMs = machineBusyMs() - cpuBefore;
-    // MySQL holds every order answered (Redis-as-truth's writer persists after), and flashgate's cache
-    // has applied them, before anything is judged.
-    const created = load.latencies["201"]?.length ?? 0;
-    const orders = async () => {
-      const [rows] = await pool.query<RowDataPacket[]>(
-        "SELECT COUNT(*) AS n FROM sale_order WHERE activity_id = ? AND state IN ('PENDING', 'PAID')",
-        [activityId],
-      );
-      return Number(rows[0].n);
-    };
-    await eventually(
-      async () => {
-        if ((await orders()) < created) throw new Error("orders still being written");
-      },
-      { timeoutMs: 180_000, intervalMs: 200 },
-    ).catch(() => {});
-    const converged =
-      system !== systems.flashgate || (await allCached(pool, redis, activityId, profile.skus, 180_000));
-    const cdc =
-      system === systems.flashgate
-        ? lagBetween(maintainerBefore, await scrape(systems.flashgate.maintainerUrls))
-        : null;
-    const [stock] = await pool.query<RowDataPacket[]>(
-      "SELECT sku_id, available FROM sale_stock WHERE activity_id = ?",
-      [activityId],
-    );
-    const soldOut = stock.filter((row) => Number(row.available) === 0).map((row) => Number(row.sku_id));
-    // Units left on a SKU whose buyers were told SOLD_OUT: demand the design turned away from stock it had.
-    const leftWhileRefused = stock.filter(
-      (row) => Number(row.available) > 0 && refused[Number(row.sku_id)] > 0,
-    );
-    const sellOut = soldOut.map((sku) => lastCreatedMs[sku]).sort((a, b) => a - b);
-    const sold = await orders();
-    const transactions = (await transactionsOf(systems, system)) - transactionsBefore;
-    const memoryAfter = system === systems.flashgate ? await skuMemory(redis, activityId, profile.skus) : 0;
-    results.push({
-      system: system.name,
-      requests: load.requests,
-      requestsPerSecond: Math.round(load.perSecond),
-      errors: load.errors,
-      created,
-      unitsSold: sold,
-      databaseTransactions: transactions,
-      transactionsPerUnitSold: sold ? Math.round((transactions / sold) * 1000) / 1000 : null,
-      machineCpuMsPerRequest: Math.round((cpuMs / load.requests) * 1000) / 1000,
-      latencyMs: latencySummary(load.latencies),
-      skusSoldOut: soldOut.length,
-      sellOutMs: {
-        p50: sellOut.length ? Math.round(percentile(sellOut, 50)) : null,
-        p90: sellOut.length ? Math.round(percentile(sellOut, 90)) : null,
-        max: sellOut.length ? Math.round(sellOut[sellOut.length - 1]) : null,
-      },
-      skusLeftWithUnitsWhileRefused: leftWhileRefused.length,
-      unitsLeftWhileRefused: leftWhileRefused.reduce((sum, row) => sum + Number(row.available), 0),
-      cacheConverged: system === systems.flashgate ? converged : null,
-      cdc,
-      memory:
-        system === systems.flashgate
-          ? {
-              bytesPerSku: Math.round(memoryLoaded / profile.skus),
-              bytesPerBuyer: sold ? Math.round((memoryAfter - memoryLoaded) / sold) : null,
-            }
-          : null,
-    });
-  }
+  const run = { systems, pool, redis, profile, tokens, skuOf, userOf };
+  for await (const system of warmedDesigns(systems, pool, redis, secret, warmUpSize))
+    results.push(await sellCatalogue(run, system));
+  // One account sending a key it used on one SKU to the others, as fast as the rate limit lets it.
+  const [looper] = mintTokens(secret, 1, 90_000_000);
+  results.push(await sellCatalogue(run, systems.flashgate, looper));
   return {
     profile,
     singleSkuStorm: {
@@ -241,5 +158,138 @@ export async function catalogue(
       latencyMs: latencySummary(storm.latencies),
     },
     results,
+  };
+}
+
+interface CatalogueRun {
+  systems: Systems;
+  pool: Pool;
+  redis: FlashgateRedis;
+  profile: CatalogueProfile;
+  tokens: string[];
+  skuOf: Uint16Array;
+  userOf: Uint32Array;
+}
+
+const comCommits = async (pool: Pool) => {
+  const [rows] = await pool.query<RowDataPacket[]>("SHOW GLOBAL STATUS LIKE 'Com_commit'");
+  return Number(rows[0].Value);
+};
+
+const answerCounts = (load: LoadResult) =>
+  Object.fromEntries(Object.entries(load.latencies).map(([label, latencies]) => [label, latencies.length]));
+
+/**
+ * The catalogue sold once on one design; with `looper` (a user's token), that user meanwhile buys on
+ * SKU 1 and then sends the same key to every other SKU in turn, on two connections, until the sale's
+ * load is done: each such request reaches MySQL, which must turn it away without costing its batch.
+ */
+async function sellCatalogue(run: CatalogueRun, system: RunningSystem, looper?: string) {
+  const { systems, pool, redis, profile, tokens, skuOf, userOf } = run;
+  const activityId = await openCatalogue(systems, system, pool, redis, profile);
+  const memoryLoaded = system === systems.flashgate ? await skuMemory(redis, activityId, profile.skus) : 0;
+  const maintainerBefore = await scrape(systems.flashgate.maintainerUrls);
+  const transactionsBefore = await transactionsOf(systems, system);
+  const commitsBefore = await comCommits(pool);
+  const cpuBefore = machineBusyMs();
+  const lastCreatedMs = new Float64Array(profile.skus + 1);
+  const refused = new Uint32Array(profile.skus + 1);
+  process.stderr.write(
+    `  catalogue: ${system.name}, ${profile.requests} requests over ${profile.skus} SKUs…\n`,
+  );
+  let loadDone = false;
+  const loopKey = `loop-${activityId}`;
+  const looping =
+    looper &&
+    runLoad(system.urls, 1, 1, () => purchaseRequest({ activityId, skuId: 1 }, looper, loopKey)).then(() =>
+      runLoad(
+        system.urls,
+        Number.MAX_SAFE_INTEGER,
+        2,
+        (i) => purchaseRequest({ activityId, skuId: 2 + (i % (profile.skus - 1)) }, looper, loopKey),
+        { stop: () => loadDone },
+      ),
+    );
+  const load = await runLoad(
+    system.urls,
+    profile.requests,
+    profile.connections,
+    (i) => purchaseRequest({ activityId, skuId: skuOf[i] }, tokens[userOf[i]], `cat-${activityId}-${i}`),
+    {
+      onAnswer: (i, label, atMs) => {
+        if (label === "201") lastCreatedMs[skuOf[i]] = atMs;
+        else if (label === "409 SOLD_OUT") refused[skuOf[i]] += 1;
+      },
+    },
+  );
+  loadDone = true;
+  const looped = looping && (await looping);
+  const cpuMs = machineBusyMs() - cpuBefore;
+  const commits = (await comCommits(pool)) - commitsBefore;
+  // MySQL holds every order answered (Redis-as-truth's writer persists after), and flashgate's cache
+  // has applied them, before anything is judged.
+  const created = load.latencies["201"]?.length ?? 0;
+  const orders = async () => {
+    const [rows] = await pool.query<RowDataPacket[]>(
+      "SELECT COUNT(*) AS n FROM sale_order WHERE activity_id = ? AND state IN ('PENDING', 'PAID')",
+      [activityId],
+    );
+    return Number(rows[0].n);
+  };
+  await eventually(
+    async () => {
+      if ((await orders()) < created) throw new Error("orders still being written");
+    },
+    { timeoutMs: 180_000, intervalMs: 200 },
+  ).catch(() => {});
+  const converged =
+    system !== systems.flashgate || (await allCached(pool, redis, activityId, profile.skus, 180_000));
+  const cdc =
+    system === systems.flashgate
+      ? lagBetween(maintainerBefore, await scrape(systems.flashgate.maintainerUrls))
+      : null;
+  const [stock] = await pool.query<RowDataPacket[]>(
+    "SELECT sku_id, available FROM sale_stock WHERE activity_id = ?",
+    [activityId],
+  );
+  const soldOut = stock.filter((row) => Number(row.available) === 0).map((row) => Number(row.sku_id));
+  // Units left on a SKU whose buyers were told SOLD_OUT: demand the design turned away from stock it had.
+  const leftWhileRefused = stock.filter(
+    (row) => Number(row.available) > 0 && refused[Number(row.sku_id)] > 0,
+  );
+  const sellOut = soldOut.map((sku) => lastCreatedMs[sku]).sort((a, b) => a - b);
+  const sold = await orders();
+  const transactions = (await transactionsOf(systems, system)) - transactionsBefore;
+  const memoryAfter = system === systems.flashgate ? await skuMemory(redis, activityId, profile.skus) : 0;
+  return {
+    system: looper ? `${system.name}, one user looping a reused key` : system.name,
+    requests: load.requests,
+    requestsPerSecond: Math.round(load.perSecond),
+    errors: load.errors,
+    created,
+    unitsSold: sold,
+    databaseTransactions: transactions,
+    databaseCommits: commits,
+    transactionsPerUnitSold: sold ? Math.round((transactions / sold) * 1000) / 1000 : null,
+    machineCpuMsPerRequest: Math.round((cpuMs / load.requests) * 1000) / 1000,
+    latencyMs: latencySummary(load.latencies),
+    skusSoldOut: soldOut.length,
+    sellOutMs: {
+      p50: sellOut.length ? Math.round(percentile(sellOut, 50)) : null,
+      p90: sellOut.length ? Math.round(percentile(sellOut, 90)) : null,
+      max: sellOut.length ? Math.round(sellOut[sellOut.length - 1]) : null,
+    },
+    skusLeftWithUnitsWhileRefused: leftWhileRefused.length,
+    unitsLeftWhileRefused: leftWhileRefused.reduce((sum, row) => sum + Number(row.available), 0),
+    cacheConverged: system === systems.flashgate ? converged : null,
+    cdc,
+    memory:
+      system === systems.flashgate
+        ? {
+            bytesPerSku: Math.round(memoryLoaded / profile.skus),
+            bytesPerBuyer: sold ? Math.round((memoryAfter - memoryLoaded) / sold) : null,
+          }
+        : null,
+    looper: looped ? { requests: looped.requests, answers: answerCounts(looped) } : null,
   };
 }

@@ -1,6 +1,7 @@
 import { applyActivityChange, applySkuChanges, readCachedSku, skuKeys } from "@flashgate/cache";
 import { createSale, eventually, freshIds, problemOf, skuInDatabase, sold } from "@flashgate/testkit";
 import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
+import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /** Far past any real binlog position: the cache takes it as the newest change. */
@@ -148,6 +149,60 @@ describe("a retry of a committed purchase gets the truth", () => {
       expect(buyer.body.userId).toBe(9);
     } finally {
       await slow.close();
+    }
+  });
+
+  it("a DBA's order for a sold-out SKU while others keep asking: its key gets the order, not SOLD_OUT", async () => {
+    const { sale } = await buyTheLastUnit();
+    await applySkuChanges(api.redis, sale.activityId, sale.skuId, [
+      { k: "order", op: "c", pos: laterPosition, user: "7", live: 1 },
+      {
+        k: "stock",
+        op: "u",
+        pos: "99999999:0000000000000:000001",
+        available: 0,
+        price_cents: 1999,
+        currency: "EUR",
+      },
+    ]);
+    // Strangers every 20 ms keep this instance's sold-out snapshot renewed.
+    let asking = true;
+    const strangers = (async () => {
+      for (let user = 1000; asking; user++) {
+        await api.purchase(user, sale);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    try {
+      await eventually(async () => expect((await api.purchase(8, sale)).body.code).toBe("SOLD_OUT"));
+      // A DBA's own session: the order goes in without touching the stock row.
+      const dba = await mysql.createConnection(api.config.DATABASE_URL);
+      const key = `dba-${sale.activityId}`;
+      try {
+        await dba.query(
+          `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+           VALUES (?, ?, ?, 777, 'PENDING', 1999, 'EUR', NOW(3), NOW(3) + INTERVAL 1 HOUR)`,
+          [key, sale.activityId, sale.skuId],
+        );
+      } finally {
+        await dba.end();
+      }
+      // As CDC would apply it.
+      await applySkuChanges(api.redis, sale.activityId, sale.skuId, [
+        { k: "order", op: "c", pos: "99999999:0000000000000:000002", user: "777", live: 1 },
+      ]);
+      const replay = await eventually(
+        async () => {
+          const answer = await api.purchase(777, sale, key);
+          expect(answer.status).toBe(200);
+          return answer;
+        },
+        { timeoutMs: 5000 },
+      );
+      expect(replay.body.userId).toBe(777);
+    } finally {
+      asking = false;
+      await strangers;
     }
   });
 });

@@ -1,8 +1,8 @@
 import { createSale, fastDatabaseUrl, freshIds } from "@flashgate/testkit";
-import type { Pool, RowDataPacket } from "mysql2/promise";
+import mysql, { type Pool, type RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeExpiredOrders, type PaymentEvent, recordPayment } from "./lifecycle.ts";
-import { findOrder, soldOutBuyers } from "./orders.ts";
+import { findOrder, type SoldOutSnapshot, soldOutBuyers } from "./orders.ts";
 import { createPool } from "./pool.ts";
 import { placeOrder } from "./purchase.ts";
 
@@ -133,28 +133,45 @@ describe("an order's life after the purchase, on the database alone", () => {
     );
   });
 
-  it("renews a sold-out snapshot with one row read while the stock row is unchanged, and reads the buyers again once it changed", async () => {
+  it("renews a sold-out snapshot with one row read while nothing changed, and reads the buyers again after any change of them", async () => {
     const { ids, key } = await sale(1, [7]);
     const first = await soldOutBuyers(pool, ids.activityId, ids.skuId);
     expect(first?.buyers).toEqual(new Map([["7", key(7)]]));
-    // An order the stock row does not know of: a renewal that read the buyers would see it.
-    await pool.query(
-      `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
-       VALUES (?, ?, ?, 9, 'PENDING', 1999, 'EUR', NOW(3), NOW(3) + INTERVAL 1 HOUR)`,
-      [key(9), ids.activityId, ids.skuId],
-    );
     expect(await soldOutBuyers(pool, ids.activityId, ids.skuId, first ?? undefined)).toBe(first);
-    // Any change of the row (a restock sold again, a closure, an edit) is a new version.
-    await pool.query(
-      "UPDATE sale_stock SET price_cents = price_cents + 1 WHERE activity_id = ? AND sku_id = ?",
-      [ids.activityId, ids.skuId],
-    );
-    const renewed = await soldOutBuyers(pool, ids.activityId, ids.skuId, first ?? undefined);
-    expect(renewed?.buyers).toEqual(
-      new Map([
-        ["7", key(7)],
-        ["9", key(9)],
-      ]),
-    );
+    // A DBA's session, which knows nothing of flashgate's: an order inserted without touching the stock row.
+    const dba = await mysql.createConnection(fastDatabaseUrl());
+    const renewed = async (known: SoldOutSnapshot | null | undefined) => {
+      const next = await soldOutBuyers(pool, ids.activityId, ids.skuId, known ?? undefined);
+      expect(next).not.toBe(known);
+      return next;
+    };
+    try {
+      // Priced from the stock row it reads (the version is no write to that row: a trigger could not).
+      await dba.query(
+        `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+         SELECT ?, activity_id, sku_id, 777, 'PENDING', price_cents, currency, NOW(3), NOW(3) + INTERVAL 1 HOUR
+           FROM sale_stock WHERE activity_id = ? AND sku_id = ?`,
+        [key(777), ids.activityId, ids.skuId],
+      );
+      const inserted = await renewed(first);
+      expect(inserted?.buyers.get("777")).toBe(key(777));
+      // Reassigned to another user, then deleted: each is a new version.
+      await dba.query("UPDATE sale_order SET user_id = 778 WHERE user_id = 777 AND request_id = ?", [
+        key(777),
+      ]);
+      const reassigned = await renewed(inserted);
+      expect([...(reassigned?.buyers.keys() ?? [])].sort()).toEqual(["7", "778"]);
+      await dba.query("DELETE FROM sale_order WHERE user_id = 778 AND request_id = ?", [key(777)]);
+      const deleted = await renewed(reassigned);
+      expect([...(deleted?.buyers.keys() ?? [])]).toEqual(["7"]);
+      // A change of the stock row stamped with the time it already had (a statement stamped with its start).
+      await dba.query(
+        "UPDATE sale_stock SET price_cents = price_cents + 1, updated_at = updated_at WHERE activity_id = ? AND sku_id = ?",
+        [ids.activityId, ids.skuId],
+      );
+      await renewed(deleted);
+    } finally {
+      await dba.end();
+    }
   });
 });

@@ -8,6 +8,7 @@ describe("migration files", () => {
       [1, "sale schema"],
       [2, "rebuy after close"],
       [3, "user scoped keys"],
+      [4, "stock version"],
     ]);
     expect(migrations[0].statements).toHaveLength(7);
     expect(migrations[0].statements.every((sql) => sql.startsWith("CREATE TABLE IF NOT EXISTS"))).toBe(true);

@@ -82,7 +82,7 @@ export async function findBlockingOrder(
 
 /** A sold-out SKU's buyers (user id → request id) as of one version of its stock row. */
 export interface SoldOutSnapshot {
-  /** The stock row's updated_at: every change of the row (a sale, a restock, a closure, an edit) moves it. */
+  /** The stock row's version and its orders': every change of the row, or of which orders the SKU holds, moves it (migration 004). */
   version: string;
   buyers: Map<string, string>;
 }
@@ -90,9 +90,9 @@ export interface SoldOutSnapshot {
 /**
  * For a SKU MySQL has sold out: who holds a blocking order, under which request id; `null` while units
  * are left. Stock is read before the buyers, so no buyer can be missing. Given the snapshot taken
- * before, and the stock row has not changed since, no order can have come or gone (every order takes
- * or returns a unit through that row): that snapshot is returned as it is, for one primary-key read
- * instead of every buyer of the SKU (100,000 rows for a big sale's, several times a second).
+ * before, and neither version has moved since, no order can have come, gone or changed
+ * hands: that snapshot is returned as it is, for one primary-key read instead of every buyer of the
+ * SKU (100,000 rows for a big sale's, several times a second).
  */
 export async function soldOutBuyers(
   db: Pool | PoolConnection,
@@ -101,7 +101,9 @@ export async function soldOutBuyers(
   known?: SoldOutSnapshot,
 ): Promise<SoldOutSnapshot | null> {
   const [stock] = await db.query<RowDataPacket[]>(
-    "SELECT available, DATE_FORMAT(updated_at, '%Y-%m-%d %H:%i:%s.%f') AS version FROM sale_stock WHERE activity_id = ? AND sku_id = ?",
+    `SELECT s.available, CONCAT(s.version, ':', COALESCE(v.version, 0)) AS version
+       FROM sale_stock s LEFT JOIN sku_orders_version v ON v.activity_id = s.activity_id AND v.sku_id = s.sku_id
+      WHERE s.activity_id = ? AND s.sku_id = ?`,
     [activityId, skuId],
   );
   if (!stock[0] || Number(stock[0].available) > 0) return null;

@@ -27,6 +27,8 @@ export function createPool(url: string, options: Partial<PoolOptions> = {}): Poo
     connection.query(`SET SESSION innodb_lock_wait_timeout = ${lockWaitTimeoutS}`, () => {});
     // A decision batch lists its new buyers with GROUP_CONCAT, 1,024 bytes by default.
     connection.query("SET SESSION group_concat_max_len = 1048576", () => {});
+    // Every flashgate transaction that changes a SKU's orders changes its stock row too (migration 004).
+    connection.query("SET @flashgate_orders_move_stock = 1", () => {});
   });
   return pool;
 }

@@ -66,6 +66,30 @@ describe("sold-out shortcut", () => {
     expect(shortcut.answer(1, 2, "7", "k7")).toBeUndefined();
   });
 
+  it("keeps a renewed snapshot for at most maxAgeMs since its buyers were read, however often MySQL says it is unchanged", async () => {
+    const clock = { ms: 1_000_000 };
+    const given: (SoldOutSnapshot | undefined)[] = [];
+    // MySQL that always finds the row unchanged: it hands back the snapshot it is given.
+    const shortcut = createSoldOutShortcut(
+      100,
+      async (_activityId, _skuId, known) => {
+        given.push(known);
+        return known ?? { version: "v", buyers: new Map() };
+      },
+      { now: () => clock.ms, maxAgeMs: 250 },
+    );
+    shortcut.listening(true);
+    shortcut.soldOut(1, 2);
+    await settle();
+    for (let step = 0; step < 4; step++) {
+      clock.ms += 80; // each time in the last quarter of the snapshot's life: renewed
+      expect(shortcut.answer(1, 2, "7", "k7")).toBe("SOLD_OUT");
+      await settle();
+    }
+    // Read at 0; renewals at 80, 160 and 240 were given it (kept); at 320 it is past its age: read again.
+    expect(given.map((known) => known !== undefined)).toEqual([false, true, true, true, false]);
+  });
+
   it("stays off while MySQL still has units, and looks again soon", async () => {
     let mysqlSoldOut = false;
     const { shortcut, clock, loads } = shortcutOn(100, () =>

@@ -9,10 +9,11 @@ import type { SoldOutSnapshot } from "@flashgate/db";
  * restock or closure is seen at most `ttlMs` late: the shortcut only ever rejects, it never admits.
  * A snapshot in use is taken again from MySQL in the last quarter of its life, so a long sold-out
  * stretch is never sent to Redis in a burst each time a snapshot lapses; the loader is given the
- * snapshot in use, and keeps it when MySQL's stock row has not changed since (one row read, however
- * many buyers: a thousand sold-out SKUs cost a thousand primary-key reads per `ttlMs`, not a thousand
- * lists of buyers). While MySQL still has units
- * (held by reservations in flight), it looks again after `ttlMs / 5`.
+ * snapshot in use, and keeps it when the version of MySQL's stock row has not moved since (one row
+ * read, however many buyers: a thousand sold-out SKUs cost a thousand primary-key reads per `ttlMs`,
+ * not a thousand lists of buyers) — but never once its buyers were read `maxAgeMs` ago (40 × `ttlMs`
+ * by default), so that whatever the version could miss is corrected within that bound. While MySQL
+ * still has units (held by reservations in flight), it looks again after `ttlMs / 5`.
  *
  * Units can come back (a restock, a closure or expiry) and be sold within a snapshot's life; the buyer
  * who takes one must get their order on a retry, which a snapshot taken before would answer SOLD_OUT.
@@ -23,14 +24,16 @@ import type { SoldOutSnapshot } from "@flashgate/db";
 interface Entry {
   until: number;
   snapshot: SoldOutSnapshot | null;
+  /** When its buyers were read (a renewal that kept it keeps this). */
+  readAt: number;
 }
 
 export function createSoldOutShortcut(
   ttlMs: number,
   loadBuyers: (activityId: number, skuId: number, known?: SoldOutSnapshot) => Promise<SoldOutSnapshot | null>,
-  options: { maxActivities?: number; now?: () => number } = {},
+  options: { maxActivities?: number; maxAgeMs?: number; now?: () => number } = {},
 ) {
-  const { maxActivities = 10_000, now = Date.now } = options;
+  const { maxActivities = 10_000, maxAgeMs = 40 * ttlMs, now = Date.now } = options;
   // Keyed by activity, then SKU: numeric keys, no key string built for every rejection.
   const entries = new Map<number, Map<number, Entry>>();
   // The load in flight per SKU; a load that is no longer the SKU's own (units came back) is dropped.
@@ -43,7 +46,10 @@ export function createSoldOutShortcut(
     if (loading.has(key)) return;
     const token = Symbol(key);
     loading.set(key, token);
-    loadBuyers(activityId, skuId, entryOf(activityId, skuId)?.snapshot ?? undefined)
+    const startedAt = now();
+    const entry = entryOf(activityId, skuId);
+    const known = entry?.snapshot && startedAt - entry.readAt < maxAgeMs ? entry : undefined;
+    loadBuyers(activityId, skuId, known?.snapshot ?? undefined)
       .then((snapshot) => {
         if (loading.get(key) !== token || !listening) return;
         let skus = entries.get(activityId);
@@ -52,7 +58,8 @@ export function createSoldOutShortcut(
           skus = new Map();
           entries.set(activityId, skus);
         }
-        skus.set(skuId, { until: now() + (snapshot ? ttlMs : ttlMs / 5), snapshot });
+        const readAt = known && snapshot === known.snapshot ? known.readAt : startedAt;
+        skus.set(skuId, { until: now() + (snapshot ? ttlMs : ttlMs / 5), snapshot, readAt });
       })
       .catch(() => {})
       .finally(() => {
