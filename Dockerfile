@@ -3,7 +3,7 @@
 #   apps/cli/src/main.ts <command> (the one-shot setup: migrate, register the connector)
 # Node 24 runs the TypeScript sources as they are. NODE_IMAGE is a build argument so that a machine
 # without an image registry builds FROM a local image (docker/local/build.sh).
-ARG NODE_IMAGE=node:24-bookworm-slim
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS dependencies
 WORKDIR /app

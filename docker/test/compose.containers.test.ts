@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { databaseEngineOf } from "@flashgate/config";
 import { parseEnvFile, repoRoot, writeComposeEnv } from "@flashgate/stack";
 import { adminToken, eventually, userToken } from "@flashgate/testkit";
-import { localImages } from "@flashgate/testkit/podman";
+import { localImages, podmanEnv } from "@flashgate/testkit/podman";
 import mysql from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
@@ -134,5 +134,48 @@ describe("docker compose up, under podman with the local images", () => {
       timeoutMs: 60_000,
       intervalMs: 500,
     });
+  });
+
+  it("keeps Kafka Connect's REST API from the purchase API, and the root password out of every container's environment and files", () => {
+    // Node is in every app container: whether the name connect resolves and answers from there.
+    const reachesConnect = (service: string) =>
+      compose(
+        "exec",
+        "-T",
+        service,
+        "node",
+        "-e",
+        "fetch('http://connect:8083/').then(() => process.exit(0), () => process.exit(3))",
+      ).status;
+    expect(reachesConnect("cache-maintainer")).toBe(0);
+    expect(reachesConnect("dashboard")).toBe(0);
+    expect(reachesConnect("purchase-api")).toBe(3);
+
+    const rootPassword = readFileSync(secrets.DB_ROOT_PASSWORD_FILE, "utf8");
+    expect(rootPassword.length).toBeGreaterThanOrEqual(32);
+    const podman = (...args: string[]) =>
+      spawnSync("podman", args, { encoding: "utf8", env: { ...process.env, ...podmanEnv } });
+    // Every container of the stack, the one-shot setup that has exited included.
+    const ids = podman(
+      "ps",
+      "-a",
+      "-q",
+      "--filter",
+      "label=com.docker.compose.project=flashgate-compose-test",
+    )
+      .stdout.split("\n")
+      .filter(Boolean);
+    const containers = JSON.parse(podman("inspect", ...ids).stdout) as {
+      Name: string;
+      Config: { Env: string[] };
+    }[];
+    expect(containers.map((container) => container.Name).join(" ")).toMatch(/setup/);
+    for (const container of containers)
+      expect(container.Config.Env.join("\n"), container.Name).not.toContain(rootPassword);
+    // The local database image's init file (mktemp, under /tmp) is gone once the server answered.
+    const database = databaseEngineOf(process.env);
+    const left = compose("exec", "-T", database, "sh", "-c", "cat /tmp/tmp.* 2>/dev/null; true");
+    expect(left.status).toBe(0);
+    expect(left.stdout).not.toContain(rootPassword);
   });
 });

@@ -1,4 +1,7 @@
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { adminConnection } from "@flashgate/stack";
 import { testContext } from "@flashgate/testkit";
 import { describe, expect, it } from "vitest";
@@ -32,6 +35,21 @@ describe("flashgate migrate", () => {
       expect(wrong.code).toBe(2);
       expect(wrong.stderr).toMatch(/MIGRATE_ADMIN_URL: cannot connect \(Access denied/);
       expect(wrong.stderr).not.toContain(password);
+
+      // The password from a file (a compose secret): in no environment.
+      const file = join(mkdtempSync(join(tmpdir(), "migrate-")), "admin-password");
+      writeFileSync(file, `${password}\n`);
+      const fromFile = {
+        ...own,
+        MIGRATE_ADMIN_URL: `mysql://fg_dba@127.0.0.1:${ctx.config.FLASHGATE_DB_PORT}`,
+        MIGRATE_ADMIN_PASSWORD_FILE: file,
+      };
+      expect(await flashgate.withEnv(fromFile)("migrate")).toMatchObject({ code: 0, stdout: "up to date\n" });
+      const missing = await flashgate.withEnv({ ...fromFile, MIGRATE_ADMIN_PASSWORD_FILE: `${file}.gone` })(
+        "migrate",
+      );
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toMatch(/MIGRATE_ADMIN_PASSWORD_FILE: cannot read/);
     } finally {
       await admin.query("DROP USER IF EXISTS 'fg_dba'@'%'");
       await admin.end();

@@ -1,8 +1,8 @@
 import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { composeEnv, parseEnvFile, writeComposeEnv } from "./compose-env.ts";
+import { composeEnv, parseEnvFile, rootPasswordFileOf, writeComposeEnv } from "./compose-env.ts";
 
 describe("the .env docker compose reads", () => {
   it("gets a fresh secret for each variable, distinct, and the engine's profile", () => {
@@ -50,5 +50,28 @@ describe("the .env docker compose reads", () => {
     chmodSync(file, 0o644);
     writeComposeEnv(file, "mysql");
     expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it("keeps the root password out of .env, in a file only its owner's directory leads to", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "compose-env-")), ".env");
+    expect(writeComposeEnv(file, "mysql")).toContain("DB_ROOT_PASSWORD_FILE");
+    const env = parseEnvFile(readFileSync(file, "utf8"));
+    expect(env.DB_ROOT_PASSWORD).toBeUndefined();
+    expect(env.DB_ROOT_PASSWORD_FILE).toBe(rootPasswordFileOf(file));
+    const password = readFileSync(env.DB_ROOT_PASSWORD_FILE, "utf8");
+    expect(Buffer.byteLength(password)).toBeGreaterThanOrEqual(32);
+    expect(statSync(dirname(env.DB_ROOT_PASSWORD_FILE)).mode & 0o777).toBe(0o700);
+    writeComposeEnv(file, "mysql");
+    expect(readFileSync(env.DB_ROOT_PASSWORD_FILE, "utf8")).toBe(password);
+  });
+
+  it("moves the root password of an .env written before into its file (the volume was made with it)", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "compose-env-")), ".env");
+    writeFileSync(file, "DB_ROOT_PASSWORD=made-the-volume\nAPP_DB_PASSWORD=kept\n");
+    writeComposeEnv(file, "mysql");
+    const env = parseEnvFile(readFileSync(file, "utf8"));
+    expect(env.DB_ROOT_PASSWORD).toBeUndefined();
+    expect(env.APP_DB_PASSWORD).toBe("kept");
+    expect(readFileSync(rootPasswordFileOf(file), "utf8")).toBe("made-the-volume");
   });
 });

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { DatabaseEngine } from "@flashgate/config";
 import { writePrivateFile } from "./private-file.ts";
 import { generateSecrets } from "./secrets.ts";
@@ -32,10 +33,27 @@ export const parseEnvFile = (text: string): Record<string, string> =>
       .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
   );
 
-/** Writes (or completes) an .env file, private to its owner; returns the names it added. */
+/**
+ * Where compose-env keeps the database's root password beside an .env file: a directory only its owner
+ * may enter, holding a file the database's own user inside the container can read (compose mounts a
+ * secret with the file's own mode and owner).
+ */
+export const rootPasswordFileOf = (envFile: string) =>
+  join(dirname(envFile), ".flashgate-compose-secrets", "db-root-password");
+
+/**
+ * Writes (or completes) an .env file, private to its owner, and the root password's file it names;
+ * returns the names it added. An .env from before the file keeps its root password, moved to the file.
+ */
 export function writeComposeEnv(file: string, engine: DatabaseEngine): string[] {
   const existing = existsSync(file) ? parseEnvFile(readFileSync(file, "utf8")) : {};
-  const env = composeEnv(existing, engine);
+  const { DB_ROOT_PASSWORD: rootPassword, ...env } = composeEnv(existing, engine);
+  env.DB_ROOT_PASSWORD_FILE ??= rootPasswordFileOf(file);
+  if (!existsSync(env.DB_ROOT_PASSWORD_FILE)) {
+    mkdirSync(dirname(env.DB_ROOT_PASSWORD_FILE), { recursive: true, mode: 0o700 });
+    chmodSync(dirname(env.DB_ROOT_PASSWORD_FILE), 0o700);
+    writeFileSync(env.DB_ROOT_PASSWORD_FILE, rootPassword, { mode: 0o644 });
+  }
   writePrivateFile(
     file,
     `# docker compose reads this (docker-compose.yml); written by \`flashgate compose-env\`. Keep it private.\n${Object.entries(

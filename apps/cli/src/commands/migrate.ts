@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ConfigError, parseConfig, secret } from "@flashgate/config";
 import { migrate } from "@flashgate/db";
@@ -9,6 +10,8 @@ import { z } from "zod";
 /** Your own server: an account that may create the database, users and the trigger, and the two users' passwords. */
 const ownServerSchema = z.object({
   MIGRATE_ADMIN_URL: z.url(),
+  // The admin's password as a file (a compose secret), so that it is in no process's environment.
+  MIGRATE_ADMIN_PASSWORD_FILE: z.string().min(1).optional(),
   APP_DB_PASSWORD: secret(),
   DEBEZIUM_DB_PASSWORD: secret(),
   // A server starting beside this command (docker compose's one-shot setup): keep trying this long.
@@ -29,6 +32,17 @@ async function connectWithin(uri: string, waitS: number) {
   }
 }
 
+function adminUrl(config: z.infer<typeof ownServerSchema>): string {
+  if (!config.MIGRATE_ADMIN_PASSWORD_FILE) return config.MIGRATE_ADMIN_URL;
+  const url = new URL(config.MIGRATE_ADMIN_URL);
+  try {
+    url.password = encodeURIComponent(readFileSync(config.MIGRATE_ADMIN_PASSWORD_FILE, "utf8").trim());
+  } catch (error) {
+    throw new ConfigError(`MIGRATE_ADMIN_PASSWORD_FILE: cannot read (${(error as Error).message})`);
+  }
+  return url.toString();
+}
+
 export function registerMigrateCommand(program: Command) {
   program
     .command("migrate")
@@ -38,7 +52,7 @@ export function registerMigrateCommand(program: Command) {
     .action(async () => {
       if (!process.env.MIGRATE_ADMIN_URL) return runMigrations(stackContext());
       const config = parseConfig(ownServerSchema, process.env);
-      const admin = await connectWithin(config.MIGRATE_ADMIN_URL, config.MIGRATE_WAIT_S);
+      const admin = await connectWithin(adminUrl(config), config.MIGRATE_WAIT_S);
       try {
         const { applied } = await migrate(admin, {
           database: databaseName,
