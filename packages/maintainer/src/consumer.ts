@@ -4,6 +4,7 @@ import type { Logger } from "@flashgate/logger";
 import type { Applier } from "./applier.ts";
 import type { DeadLetterSink } from "./dead-letters.ts";
 import type { MaintainerMetrics } from "./metrics.ts";
+import { createOffsetCommits } from "./offset-commits.ts";
 import { type KafkaRecord, Subscription } from "./subscription.ts";
 import { ensureTopics } from "./topics.ts";
 import { createWatermark } from "./watermark.ts";
@@ -38,6 +39,7 @@ export async function startConsumer(options: ConsumerOptions) {
     logger,
   });
   const watermark = createWatermark(subscription, options.redis, logger);
+  const offsets = createOffsetCommits(logger);
   let stopping = false;
 
   async function applyUntilDone(batch: KafkaRecord[]): Promise<string | undefined> {
@@ -63,22 +65,10 @@ export async function startConsumer(options: ConsumerOptions) {
     }
   }
 
-  async function commit(batch: KafkaRecord[]) {
-    const last = new Map<string, KafkaRecord>();
-    for (const message of batch) last.set(`${message.topic}:${message.partition}`, message);
-    await Promise.all(
-      [...last.values()].map((message) =>
-        Promise.resolve(message.commit()).catch((error: Error) =>
-          logger.warn({ err: error.message }, "offset commit failed; will replay"),
-        ),
-      ),
-    );
-  }
-
   const loop = (async () => {
     for (let batch = await subscription.take(batchMax); batch; batch = await subscription.take(batchMax)) {
       const heartbeat = await applyUntilDone(batch);
-      await commit(batch);
+      await offsets.commit(batch);
       if (heartbeat) await watermark.heartbeatApplied(heartbeat);
       watermark.advance();
     }

@@ -1,5 +1,7 @@
+import { rmSync } from "node:fs";
 import { appEnv, consoleProgress, down, stackContext, up } from "@flashgate/stack";
 import type { TestProject } from "vitest/node";
+import { unmendedMarker } from "./cdc-probe.ts";
 import { startContainerStack } from "./container-stack.ts";
 import { localImages, servePodman } from "./podman.ts";
 import { testStackEnv } from "./test-stack.ts";
@@ -17,6 +19,7 @@ declare module "vitest" {
  */
 export default async function setup(project: TestProject) {
   const ctx = stackContext({ env: { ...process.env, ...testStackEnv }, progress: consoleProgress() });
+  rmSync(unmendedMarker(ctx.paths.home), { force: true });
   if (process.env.FLASHGATE_TEST_STACK === "containers") {
     const podman = await servePodman();
     process.env.DOCKER_HOST = podman.dockerHost;

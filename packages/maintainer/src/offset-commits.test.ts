@@ -1,0 +1,52 @@
+import { createLogger } from "@flashgate/logger";
+import { describe, expect, it } from "vitest";
+import { createOffsetCommits } from "./offset-commits.ts";
+
+/** A consumed record whose commit the test decides: what the broker accepted is in `committed`. */
+function records(committed: string[], failing: Set<string>) {
+  return (topic: string, partition: number, offset: bigint) => ({
+    topic,
+    partition,
+    offset,
+    commit: async () => {
+      const id = `${topic}:${partition}@${offset}`;
+      if (failing.has(id)) throw new Error("NOT_COORDINATOR");
+      committed.push(id);
+    },
+  });
+}
+
+describe("offset commits after a batch is applied", () => {
+  const logger = createLogger("offset-commits-test", "silent");
+
+  it("commits each partition's last record, and a commit that failed again with the next batch until it holds", async () => {
+    const committed: string[] = [];
+    const failing = new Set(["sale:1@7"]);
+    const record = records(committed, failing);
+    const commits = createOffsetCommits(logger);
+    await commits.commit([record("sale", 0, 3n), record("sale", 0, 4n), record("sale", 1, 7n)]);
+    expect(committed).toEqual(["sale:0@4"]);
+    // The next batch has nothing of partition 1 (a quiet partition: no later record would cover it).
+    failing.clear();
+    await commits.commit([record("heartbeat", 0, 20n)]);
+    expect(committed).toEqual(["sale:0@4", "sale:1@7", "heartbeat:0@20"]);
+    await commits.commit([record("heartbeat", 0, 21n)]);
+    expect(committed.filter((id) => id.startsWith("sale:1"))).toHaveLength(1);
+  });
+
+  it("lets a later record of the partition stand for one that failed, and gives up on one that never holds", async () => {
+    const committed: string[] = [];
+    const failing = new Set(["sale:2@5"]);
+    const record = records(committed, failing);
+    const commits = createOffsetCommits(logger, { maxAttempts: 3 });
+    await commits.commit([record("sale", 2, 5n)]);
+    await commits.commit([record("sale", 2, 6n)]);
+    expect(committed).toEqual(["sale:2@6"]);
+
+    await commits.commit(
+      [record("sale", 3, 9n)].map((r) => ({ ...r, commit: () => Promise.reject(new Error("revoked")) })),
+    );
+    for (let i = 0; i < 5; i++) await commits.commit([]);
+    expect(commits.owed()).toBe(0);
+  });
+});

@@ -1,0 +1,57 @@
+import type { Logger } from "@flashgate/logger";
+
+/** What committing needs of a consumed record. */
+export interface Committable {
+  topic: string;
+  partition: number;
+  offset: bigint;
+  commit(): unknown;
+}
+
+/**
+ * Commits each partition's last applied record once Redis holds a batch's effect. A commit that fails
+ * (a broker or the group's coordinator lost for a moment) is tried again with each next batch until it
+ * holds or a later record of its partition stands for it: a partition that gets no more records would
+ * otherwise keep its committed offset behind its end, and the applied watermark, fenced on the group's
+ * committed offsets, would never move again. After `maxAttempts` it is given up (the partition was
+ * most likely reassigned, and its new owner replays from the last commit that held).
+ */
+export function createOffsetCommits(logger: Logger, { maxAttempts = 30 } = {}) {
+  const owed = new Map<string, { record: Committable; attempts: number }>();
+
+  return {
+    async commit(batch: Committable[]): Promise<void> {
+      const last = new Map(owed);
+      for (const record of batch) last.set(`${record.topic}:${record.partition}`, { record, attempts: 0 });
+      owed.clear();
+      await Promise.all(
+        [...last].map(async ([partition, { record, attempts }]) => {
+          try {
+            await record.commit();
+          } catch (error) {
+            if (attempts + 1 >= maxAttempts) {
+              logger.error(
+                {
+                  err: (error as Error).message,
+                  partition,
+                  offset: String(record.offset),
+                  attempts: attempts + 1,
+                },
+                "offset commit given up; the partition replays from its last commit",
+              );
+              return;
+            }
+            if (attempts === 0)
+              logger.warn(
+                { err: (error as Error).message, partition, offset: String(record.offset) },
+                "offset commit failed; committed again with the next batch",
+              );
+            owed.set(partition, { record, attempts: attempts + 1 });
+          }
+        }),
+      );
+    },
+    /** Partitions whose last commit has not held yet. */
+    owed: () => owed.size,
+  };
+}
