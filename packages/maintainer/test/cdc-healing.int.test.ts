@@ -196,6 +196,8 @@ describe("CDC heals itself", () => {
       { timeoutMs: 60_000 },
     );
     expect(maintainer.output()).toMatch(/binlog position is lost/);
+    // The reset may still be under way (stopped, its failed task not yet gone): it ends RUNNING.
+    await connect.waitUntil(connector, isRunning, { timeoutMs: 120_000, failedGraceMs: 120_000 });
     await connect.runningFor(connector, 2000, 120_000);
     // Streaming again, not one snapshot or the maintainer's rebuild: the next change flows through CDC.
     await setAvailable(c, sale, 4);
