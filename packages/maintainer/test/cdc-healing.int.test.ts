@@ -172,14 +172,19 @@ describe("CDC heals itself", () => {
     const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
     const repositions = await maintainerMetric(maintainer, "flashgate_connector_repositions_total");
     await connect.stop(connector);
-    // A task failing as it stops is stopped all the same.
-    await connect.waitUntil(connector, (status) => status?.connector.state === "STOPPED", {
-      failedGraceMs: 60_000,
-    });
-    await resetBinlog();
-    const reset = Date.now();
-    await setAvailable(c, sale, 5);
-    await connect.resume(connector);
+    let reset: number;
+    try {
+      // A task failing as it stops is stopped all the same.
+      await connect.waitUntil(connector, (status) => status?.connector.state === "STOPPED", {
+        failedGraceMs: 60_000,
+      });
+      await resetBinlog();
+      reset = Date.now();
+      await setAvailable(c, sale, 5);
+    } finally {
+      // Nobody but this test would start a stopped connector again: the files after it need CDC.
+      await connect.resume(connector);
+    }
     await eventually(
       async () => expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(5),
       {

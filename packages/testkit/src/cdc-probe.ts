@@ -50,7 +50,7 @@ export const unmendedMarker = (home: string) => join(home, "cdc-unmended");
  * Proves that a change committed in MySQL now reaches Kafka through Debezium, so that a file that needs
  * CDC fails once, at its start, naming the broken part and its last log lines — not test by test, each
  * after its own timeout. The file that finds CDC broken fails; the stack is then mended for the files
- * after it (the connector and its tasks restarted), and if that does not mend it, those files fail at
+ * after it (the connector resumed and restarted with its tasks), and if that does not mend it, those files fail at
  * once rather than each after a minute: a broken pipeline costs one timeout per run, not one per file.
  */
 export async function proveCdcFlows(timeoutMs = 60_000): Promise<void> {
@@ -72,8 +72,10 @@ export async function proveCdcFlows(timeoutMs = 60_000): Promise<void> {
     const logs = join(paths.logs, "connect.log");
     const broken = `a heartbeat committed in MySQL did not reach Kafka in ${(known ? 5000 : timeoutMs) / 1000} s (${(error as Error).message}).\n${state}\nlast lines of ${logs}:\n${tailLog(logs, 20)}`;
     if (known) throw new Error(`CDC is still broken, as an earlier file found it:\n${known}\nnow: ${broken}`);
+    // Resumed (a stopped or paused connector stays so) and restarted with its tasks (a FAILED one stays FAILED).
     const mended = await connect
-      .restart("flashgate-sale", false)
+      .resume("flashgate-sale")
+      .then(() => connect.restart("flashgate-sale", false))
       .then(() => heartbeatReachesKafka(env, timeoutMs))
       .then(
         () => true,
