@@ -3,7 +3,8 @@
 # (worker) variable overrides one property: KAFKA_LOG_RETENTION_HOURS=24 sets log.retention.hours.
 set -euo pipefail
 
-# Healthchecks (docker-compose.yml): the broker accepts connections; the worker's REST API answers 200.
+# Healthchecks (docker-compose.yml): the broker accepts connections; the worker's REST API answers 200
+# (to user flashgate with REST_PASSWORD when the API asks for it).
 case "${1:-}" in
 healthy-broker)
   exec 3<>/dev/tcp/127.0.0.1/9092
@@ -11,7 +12,11 @@ healthy-broker)
   ;;
 healthy-connect)
   exec 3<>/dev/tcp/127.0.0.1/8083
-  printf 'GET /connector-plugins HTTP/1.0\r\n\r\n' >&3
+  authorization=""
+  if [ -n "${REST_PASSWORD:-}" ]; then
+    authorization="Authorization: Basic $(printf 'flashgate:%s' "$REST_PASSWORD" | base64 -w0)\r\n"
+  fi
+  printf "GET /connector-plugins HTTP/1.0\r\n${authorization}\r\n" >&3
   grep -q '^HTTP/1.1 200' <&3
   exit
   ;;
@@ -105,6 +110,14 @@ connect)
     echo "scheduled.rebalance.max.delay.ms=5000"
     overrides CONNECT_
   } >"$properties"
+  # REST_PASSWORD set: the REST API answers only user flashgate with it (HTTP basic authentication).
+  if [ -n "${REST_PASSWORD:-}" ]; then
+    (umask 077 && printf 'flashgate: %s\n' "$REST_PASSWORD" >"$config/rest-users.properties")
+    printf 'KafkaConnect {\n  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required\n  file="%s";\n};\n' \
+      "$config/rest-users.properties" >"$config/rest-jaas.conf"
+    echo "rest.extension.classes=org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension" >>"$properties"
+    java_opts+=("-Djava.security.auth.login.config=$config/rest-jaas.conf")
+  fi
   exec java "-Xms${CONNECT_HEAP:-768m}" "-Xmx${CONNECT_HEAP:-768m}" "${java_opts[@]}" -cp "$classpath" \
     org.apache.kafka.connect.cli.ConnectDistributed "$properties"
   ;;

@@ -136,6 +136,24 @@ describe("docker compose up, under podman with the local images", () => {
     });
   });
 
+  it("asks every caller of Kafka Connect's REST API for its password: the purchase API's container has none", async () => {
+    const connect = `http://127.0.0.1:${ports.FLASHGATE_CONNECT_PORT}/connectors`;
+    expect((await fetch(connect)).status).toBe(401);
+    const basic = `Basic ${Buffer.from(`flashgate:${secrets.CONNECT_REST_PASSWORD}`).toString("base64")}`;
+    const authorized = await fetch(connect, { headers: { authorization: basic } });
+    // setup registered the connector with the password it was given.
+    expect([authorized.status, await authorized.json()]).toEqual([200, ["flashgate-sale"]]);
+    const fromApi = compose(
+      "exec",
+      "-T",
+      "purchase-api",
+      "node",
+      "-e",
+      "fetch('http://connect:8083/connectors').then((r) => console.log(r.status), (e) => console.log(e.message))",
+    );
+    expect(fromApi.stdout.trim()).toBe("401");
+  });
+
   it("keeps the root password out of every container's environment and files", () => {
     const rootPassword = readFileSync(secrets.DB_ROOT_PASSWORD_FILE, "utf8");
     expect(rootPassword.length).toBeGreaterThanOrEqual(32);

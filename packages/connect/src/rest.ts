@@ -67,8 +67,18 @@ export const isRunning = (status: ConnectorStatus | undefined) =>
   status.tasks.length > 0 &&
   status.tasks.every((task) => task.state === "RUNNING");
 
-/** A small client for the Kafka Connect REST API. */
-export function connectClient(baseUrl: string) {
+/**
+ * A small client for the Kafka Connect REST API. A URL with a user and password
+ * (`http://flashgate:…@connect:8083`) sends them as HTTP basic authentication and is named without them.
+ */
+export function connectClient(url: string) {
+  const parsed = new URL(url);
+  const authorization = parsed.username
+    ? `Basic ${Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString("base64")}`
+    : undefined;
+  parsed.username = "";
+  parsed.password = "";
+  const baseUrl = parsed.href.replace(/\/$/, "");
   async function call(
     method: string,
     path: string,
@@ -79,7 +89,10 @@ export function connectClient(baseUrl: string) {
     try {
       response = await fetch(`${baseUrl}${path}`, {
         method,
-        headers: body === undefined ? {} : { "content-type": "application/json" },
+        headers: {
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...(authorization ? { authorization } : {}),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       });

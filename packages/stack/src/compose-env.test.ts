@@ -18,6 +18,7 @@ describe("the .env docker compose reads", () => {
       env.REDIS_PASSWORD,
       env.AUTH_JWT_SECRET,
       env.ADMIN_JWT_SECRET,
+      env.CONNECT_REST_PASSWORD,
     ];
     expect(new Set(secrets).size).toBe(secrets.length);
     for (const secret of secrets) expect(Buffer.byteLength(secret)).toBeGreaterThanOrEqual(32);

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { DatabaseEngine } from "@flashgate/config";
@@ -16,6 +17,8 @@ export function composeEnv(existing: Record<string, string>, engine: DatabaseEng
     AUTH_JWT_SECRET: fresh.authJwtSecret,
     ADMIN_JWT_SECRET: fresh.adminJwtSecret,
     PAYMENT_WEBHOOK_SECRET: fresh.paymentWebhookSecret,
+    // Kafka Connect's REST API asks for it in compose (user flashgate); the native stack's listens on 127.0.0.1.
+    CONNECT_REST_PASSWORD: randomBytes(24).toString("base64url"),
     COMPOSE_PROJECT_NAME: "flashgate",
     ...existing,
     // The profile starts the engine's service (docker-compose.yml); the engine picks its connector file.
