@@ -1,6 +1,13 @@
 import { parseSkuRef, type RedisClient, unitsBackChannel } from "@flashgate/cache";
 import type { SoldOutSnapshot } from "@flashgate/db";
 
+interface Entry {
+  until: number;
+  snapshot: SoldOutSnapshot | null;
+  /** When its buyers were read (a renewal that kept it keeps this). */
+  readAt: number;
+}
+
 /**
  * Answers locally, for `ttlMs`, for a SKU that MySQL itself has sold out, from a snapshot of its
  * buyers (user → their order's request id) taken when Redis first answered SOLD_OUT: a non-buyer gets
@@ -21,13 +28,6 @@ import type { SoldOutSnapshot } from "@flashgate/db";
  * and one still loading, before anyone can be admitted to them; while that announcement cannot be
  * heard (`listening(false)`), the shortcut is off.
  */
-interface Entry {
-  until: number;
-  snapshot: SoldOutSnapshot | null;
-  /** When its buyers were read (a renewal that kept it keeps this). */
-  readAt: number;
-}
-
 export function createSoldOutShortcut(
   ttlMs: number,
   loadBuyers: (activityId: number, skuId: number, known?: SoldOutSnapshot) => Promise<SoldOutSnapshot | null>,

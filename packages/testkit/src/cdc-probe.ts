@@ -50,8 +50,9 @@ export const unmendedMarker = (home: string) => join(home, "cdc-unmended");
  * Proves that a change committed in MySQL now reaches Kafka through Debezium, so that a file that needs
  * CDC fails once, at its start, naming the broken part and its last log lines — not test by test, each
  * after its own timeout. The file that finds CDC broken fails; the stack is then mended for the files
- * after it (the connector resumed and restarted with its tasks), and if that does not mend it, those files fail at
- * once rather than each after a minute: a broken pipeline costs one timeout per run, not one per file.
+ * after it (the connector resumed and restarted with its tasks), and if that does not mend it, those
+ * files fail at once rather than each after a minute: a broken pipeline costs one timeout per run, not
+ * one per file.
  */
 export async function proveCdcFlows(timeoutMs = 60_000): Promise<void> {
   const env = stackEnv();
