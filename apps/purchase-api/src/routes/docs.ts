@@ -14,7 +14,6 @@ const page = `<!doctype html>
 <script>window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#ui" });</script></body>
 </html>`;
 
-/** GET /openapi.json (the document, built from the routes' own schemas) and /docs (its reference page). */
 /** Made on first use, not when the app starts: most processes never serve the document or its page. */
 function once<T>(make: () => T): () => T {
   let made: { value: T } | undefined;
@@ -24,6 +23,7 @@ function once<T>(make: () => T): () => T {
   };
 }
 
+/** GET /openapi.json (the document, built from the routes' own schemas) and /docs (its reference page). */
 export function docsRoutes() {
   const document = once(openApiDocument);
   const bundle = once(() => asset("swagger-ui-bundle.js"));
