@@ -68,7 +68,15 @@ export async function startConsumer(options: ConsumerOptions) {
   const loop = (async () => {
     for (let batch = await subscription.take(batchMax); batch; batch = await subscription.take(batchMax)) {
       const heartbeat = await applyUntilDone(batch);
-      await offsets.commit(batch);
+      await offsets.commit(
+        batch.map((record) => ({
+          topic: record.topic,
+          partition: record.partition,
+          offset: record.offset,
+          commit: () => record.commit(),
+          live: () => subscription.delivers(record),
+        })),
+      );
       if (heartbeat) await watermark.heartbeatApplied(heartbeat);
       watermark.advance();
     }

@@ -13,6 +13,7 @@ function records(committed: string[], failing: Set<string>) {
       if (failing.has(id)) throw new Error("NOT_COORDINATOR");
       committed.push(id);
     },
+    live: () => true,
   });
 }
 
@@ -47,6 +48,22 @@ describe("offset commits after a batch is applied", () => {
       [record("sale", 3, 9n)].map((r) => ({ ...r, commit: () => Promise.reject(new Error("revoked")) })),
     );
     for (let i = 0; i < 5; i++) await commits.commit([]);
+    expect(commits.owed()).toBe(0);
+  });
+
+  it("never waits on a commit that cannot settle: a replaced consumer's records are dropped, a silent commit times out", async () => {
+    const committed: string[] = [];
+    const record = records(committed, new Set());
+    const commits = createOffsetCommits(logger, { timeoutMs: 50 });
+    // A closed consumer's stream queues the commit and never answers it (@platformatic/kafka).
+    const never = () => new Promise(() => {});
+    await commits.commit([{ ...record("sale", 1, 50n), commit: never, live: () => false }]);
+    expect(commits.owed()).toBe(0);
+    await commits.commit([{ ...record("sale", 4, 8n), commit: never }, record("sale", 0, 2n)]);
+    expect(committed).toEqual(["sale:0@2"]);
+    expect(commits.owed()).toBe(1);
+    await commits.commit([record("sale", 4, 9n)]);
+    expect(committed).toEqual(["sale:0@2", "sale:4@9"]);
     expect(commits.owed()).toBe(0);
   });
 });

@@ -6,6 +6,11 @@ export interface Committable {
   partition: number;
   offset: bigint;
   commit(): unknown;
+  /**
+   * False once the consumer that delivered the record has been replaced (a reconnection): its commit
+   * would never settle, and the new consumer resumes from the last commit that held.
+   */
+  live(): boolean;
 }
 
 /**
@@ -14,9 +19,10 @@ export interface Committable {
  * holds or a later record of its partition stands for it: a partition that gets no more records would
  * otherwise keep its committed offset behind its end, and the applied watermark, fenced on the group's
  * committed offsets, would never move again. After `maxAttempts` it is given up (the partition was
- * most likely reassigned, and its new owner replays from the last commit that held).
+ * most likely reassigned, and its new owner replays from the last commit that held). A commit that has
+ * not settled within `timeoutMs` counts as failed, so that no commit can hold up the apply loop.
  */
-export function createOffsetCommits(logger: Logger, { maxAttempts = 30 } = {}) {
+export function createOffsetCommits(logger: Logger, { maxAttempts = 30, timeoutMs = 10_000 } = {}) {
   const owed = new Map<string, { record: Committable; attempts: number }>();
 
   return {
@@ -26,8 +32,9 @@ export function createOffsetCommits(logger: Logger, { maxAttempts = 30 } = {}) {
       owed.clear();
       await Promise.all(
         [...last].map(async ([partition, { record, attempts }]) => {
+          if (!record.live()) return;
           try {
-            await record.commit();
+            await settled(record.commit(), timeoutMs);
           } catch (error) {
             if (attempts + 1 >= maxAttempts) {
               logger.error(
@@ -54,4 +61,16 @@ export function createOffsetCommits(logger: Logger, { maxAttempts = 30 } = {}) {
     /** Partitions whose last commit has not held yet. */
     owed: () => owed.size,
   };
+}
+
+async function settled(commit: unknown, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([commit, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

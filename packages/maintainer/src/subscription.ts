@@ -30,6 +30,8 @@ export class Subscription {
   #salePartitions = 0;
   #consumer!: Consumer<string, string, string, string>;
   #stream!: MessagesStream<string, string, string, string>;
+  /** Which consumer delivered each buffered or in-flight record. */
+  readonly #deliveredBy = new WeakMap<KafkaRecord, Consumer<string, string, string, string>>();
   #reconnecting: Promise<void> | undefined;
 
   private constructor(options: SubscriptionOptions) {
@@ -73,6 +75,14 @@ export class Subscription {
     const batch = this.#buffer.splice(0, max);
     if (this.#stream.isPaused() && this.#buffer.length < max) this.#stream.resume();
     return batch;
+  }
+
+  /**
+   * Whether the consumer that delivered `record` is still this subscription's: a replaced consumer's
+   * stream never settles a commit, and the new one resumes from the last commit that held.
+   */
+  delivers(record: KafkaRecord): boolean {
+    return this.#deliveredBy.get(record) === this.#consumer;
   }
 
   /** Stops delivering: a pending take() returns undefined. */
@@ -129,6 +139,7 @@ export class Subscription {
         this.#reportAssignments(undefined);
       });
       stream.on("data", (message: KafkaRecord) => {
+        this.#deliveredBy.set(message, next);
         this.#buffer.push(message);
         if (this.#buffer.length > 5 * batchMax) stream.pause();
         this.#wake?.();
@@ -157,6 +168,8 @@ export class Subscription {
   #reconnect(failed: Consumer<string, string, string, string>) {
     if (this.#closing || failed !== this.#consumer || this.#reconnecting) return;
     this.#joined = false;
+    // The new consumer delivers these again from the group's last commit.
+    this.#buffer.length = 0;
     this.#reconnecting = (async () => {
       failed.stopLagMonitoring();
       await this.#stream.close().catch(() => {});
