@@ -82,13 +82,17 @@ export const appliedWatermarkKey = "fg:watermark";
  * What every maintainer shares about the pipeline itself. The connector supervisor's restarts of a
  * FAILED connector are gated (`restartGate`, set for the wait before the next one) and counted
  * (`restarts`, forgotten once it has been RUNNING, as first seen at `runningSince`, for a while);
- * `reposition:<offset hash>` holds off a second reset of the same lost position by another instance.
+ * `reposition:<offset hash>` holds off a second reset of the same lost position by another instance;
+ * `resetting` marks a reset under way (the connector stopped by it) and `resetter` is its maintainer's
+ * short-lived proof of life, so that a reset whose maintainer died is finished by another.
  */
 export const cdcKeys = {
   restartGate: "fg:cdc:restart-gate",
   restarts: "fg:cdc:restarts",
   runningSince: "fg:cdc:running-since",
   reposition: (offsetHash: string) => `fg:cdc:reposition:${offsetHash}`,
+  resetting: "fg:cdc:resetting",
+  resetter: "fg:cdc:resetter",
   /** Commit time (ms) of the newest heartbeat row applied: how current CDC's view of MySQL is. */
   heartbeatApplied: "fg:cdc:heartbeat-applied",
 } as const;

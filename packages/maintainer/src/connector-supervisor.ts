@@ -19,6 +19,8 @@ export const defaultBackoff: RestartBackoff = { firstMs: 2000, maxMs: 180_000, r
 
 /** How long one lost offset, once reset, holds off another instance that read the same one. */
 const repositionHoldMs = 60_000;
+/** A resetting maintainer renews its proof of life this often; it lapses after three missed renewals. */
+const resetterRenewMs = 3000;
 
 const failedPart = (status: ConnectorStatus) =>
   status.connector.state === "FAILED"
@@ -65,7 +67,43 @@ export function createConnectorSupervisor(deps: {
       "the connector's binlog position is lost; resetting it: a fresh snapshot, then the binlog from now",
     );
     await recordIncident(redis, { kind: "cdc-repositioned", connector, reason });
-    await connect.resetOffsets(connector);
+    await resetOffsets();
+    return true;
+  }
+
+  /**
+   * Stops the connector, deletes its offsets and resumes it, with a mark that outlives this process: a
+   * maintainer killed while the connector stands stopped by it leaves the mark and no proof of life,
+   * and the next supervisor to look finishes the reset (nobody else would start a stopped connector).
+   */
+  async function resetOffsets(): Promise<void> {
+    const alive = () => redis.set(cdcKeys.resetter, String(process.pid), "PX", 3 * resetterRenewMs);
+    if ((await redis.set(cdcKeys.resetter, String(process.pid), "PX", 3 * resetterRenewMs, "NX")) !== "OK")
+      return;
+    const renew = setInterval(() => alive().catch(() => {}), resetterRenewMs);
+    try {
+      await redis.set(cdcKeys.resetting, String(Date.now()));
+      await connect.resetOffsets(connector);
+    } finally {
+      clearInterval(renew);
+      await redis.del(cdcKeys.resetting);
+      await redis.del(cdcKeys.resetter);
+    }
+  }
+
+  /** A reset left unfinished by a maintainer that died: finished if the connector still stands stopped. */
+  async function finishAbandonedReset(status: ConnectorStatus): Promise<boolean> {
+    if (!(await redis.get(cdcKeys.resetting)) || (await redis.exists(cdcKeys.resetter))) return false;
+    if (status.connector.state !== "STOPPED") {
+      // Resumed meanwhile (an operator): the mark is stale, and a later stop is the operator's own.
+      await redis.del(cdcKeys.resetting);
+      return false;
+    }
+    logger.error(
+      { connector },
+      "a reset of the connector's offsets was left unfinished by its maintainer; finishing it",
+    );
+    await resetOffsets();
     return true;
   }
 
@@ -114,8 +152,9 @@ export function createConnectorSupervisor(deps: {
       logger.info({ downMs: Date.now() - unreachableSince }, "Kafka Connect reachable again");
       unreachableSince = undefined;
     }
-    // Absent (not registered yet, or removed by an operator), paused or stopped: the operator's to resume.
-    if (!status || !["RUNNING", "FAILED"].includes(status.connector.state)) return;
+    if (!status || (await finishAbandonedReset(status))) return;
+    // Paused or stopped (unless by an unfinished reset): the operator's to resume.
+    if (!["RUNNING", "FAILED"].includes(status.connector.state)) return;
     if (await repositionIfLost()) return;
     await restartIfFailed(status);
   }

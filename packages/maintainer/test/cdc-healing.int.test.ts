@@ -215,6 +215,41 @@ describe("CDC heals itself", () => {
     await expectConverged(c, sale.activityId, sale.skuId);
   }, 300_000);
 
+  it(`a maintainer SIGKILLed while its reset of a lost position has the connector stopped (after a real ${resetStatement}): the next one finishes the reset`, async () => {
+    const sale = await soldOut(c);
+    const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
+    const resets = () => maintainer.output().match(/binlog position is lost/g)?.length ?? 0;
+    const resetsBefore = resets();
+    await connect.stop(connector);
+    try {
+      await connect.waitUntil(connector, (status) => status?.connector.state === "STOPPED", {
+        failedGraceMs: 60_000,
+      });
+      await resetBinlog();
+      await setAvailable(c, sale, 5);
+    } finally {
+      await connect.resume(connector);
+    }
+    // The supervisor finds the position lost and stops the connector to delete its offsets: killed then.
+    await eventually(async () => expect(resets()).toBeGreaterThan(resetsBefore), {
+      timeoutMs: 60_000,
+      intervalMs: 10,
+    });
+    await eventually(
+      async () => expect((await connect.statusIfExists(connector))?.connector.state).toBe("STOPPED"),
+      { timeoutMs: 60_000, intervalMs: 10 },
+    );
+    await maintainer.kill("SIGKILL");
+    const killed = Date.now();
+    maintainer = await startMaintainer({ CDC_STALL_MS: "0", LOG_LEVEL: "info" });
+    await eventually(
+      async () => expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(5),
+      { timeoutMs: 120_000, intervalMs: 250 },
+    );
+    timings.resetterKilledToRestockApplied = Date.now() - killed;
+    await expectCdcFlows(c);
+  }, 300_000);
+
   it(`a maintainer SIGKILLed during the forced rebuild after a real ${resetStatement}: the next one finishes it, and every SKU follows MySQL again`, async () => {
     const skus = Array.from({ length: 200 }, () => freshIds());
     for (const sku of skus) await createSale(c.pool, { ...sku, units: 10 });
