@@ -1,9 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { DatabaseEngine } from "@flashgate/config";
 import { writePrivateFile } from "./private-file.ts";
-import { generateSecrets } from "./secrets.ts";
+import { generateSecrets, secretToken } from "./secrets.ts";
 
 /** The variables docker-compose.yml reads from .env: the engine and its profile, and every secret. */
 export function composeEnv(existing: Record<string, string>, engine: DatabaseEngine): Record<string, string> {
@@ -18,7 +17,7 @@ export function composeEnv(existing: Record<string, string>, engine: DatabaseEng
     ADMIN_JWT_SECRET: fresh.adminJwtSecret,
     PAYMENT_WEBHOOK_SECRET: fresh.paymentWebhookSecret,
     // Kafka Connect's REST API asks for it in compose (user flashgate); the native stack's listens on 127.0.0.1.
-    CONNECT_REST_PASSWORD: randomBytes(24).toString("base64url"),
+    CONNECT_REST_PASSWORD: secretToken(),
     COMPOSE_PROJECT_NAME: "flashgate",
     ...existing,
     // The profile starts the engine's service (docker-compose.yml); the engine picks its connector file.

@@ -14,19 +14,19 @@ export interface StackSecrets {
   paymentWebhookSecret: string;
 }
 
-export const generateSecrets = (): StackSecrets => {
-  const token = () => randomBytes(24).toString("base64url");
-  return {
-    databaseRootPassword: token(),
-    appDbPassword: token(),
-    redisPassword: token(),
-    debeziumDbPassword: token(),
-    dbaDbPassword: token(),
-    authJwtSecret: token(),
-    adminJwtSecret: token(),
-    paymentWebhookSecret: token(),
-  };
-};
+/** A fresh random secret: 24 bytes, URL-safe. */
+export const secretToken = () => randomBytes(24).toString("base64url");
+
+export const generateSecrets = (): StackSecrets => ({
+  databaseRootPassword: secretToken(),
+  appDbPassword: secretToken(),
+  redisPassword: secretToken(),
+  debeziumDbPassword: secretToken(),
+  dbaDbPassword: secretToken(),
+  authJwtSecret: secretToken(),
+  adminJwtSecret: secretToken(),
+  paymentWebhookSecret: secretToken(),
+});
 
 /** Local secrets are generated on first start, kept private to the user, and never committed (.flashgate/ is ignored). */
 export function loadSecrets(file: string): StackSecrets {
