@@ -14,6 +14,7 @@ export {
   buyerField,
   cacheEpochKey,
   cdcKeys,
+  driftIncidentsKey,
   endedGraceMs,
   parseSkuRef,
   rebuildQueueKey,

@@ -75,6 +75,9 @@ export const unitsBackChannel = "fg:units-back";
 /** Keys of an ended sale linger this long for the back-office, then expire. */
 export const endedGraceMs = 24 * 3600 * 1000;
 
+/** The newest drift incidents (repairs, isolations, repositions), at most 200, newest first. */
+export const driftIncidentsKey = "fg:drift:incidents";
+
 /** The highest binlog position the maintainer has applied with nothing older left in hand (from heartbeats). */
 export const appliedWatermarkKey = "fg:watermark";
 

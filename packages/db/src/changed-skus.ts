@@ -1,4 +1,5 @@
 import type { Pool, RowDataPacket } from "mysql2/promise";
+import { liveSaleCondition } from "./live-skus.ts";
 
 /**
  * SKUs of live or recent sales whose stock row or sale window changed at or after `since` (MySQL's own
@@ -12,7 +13,7 @@ export async function skusChangedSince(
   const [[clock]] = await pool.query<RowDataPacket[]>("SELECT NOW(3) AS now");
   const [rows] = await pool.query<RowDataPacket[]>(
     `SELECT s.activity_id, s.sku_id FROM sale_stock s JOIN activity a ON a.id = s.activity_id
-      WHERE a.ends_at > NOW(3) - INTERVAL 1 DAY AND (s.updated_at >= ? OR a.updated_at >= ?)`,
+      WHERE ${liveSaleCondition} AND (s.updated_at >= ? OR a.updated_at >= ?)`,
     [since, since],
   );
   return {

@@ -13,6 +13,7 @@ export {
   type PaymentRecord,
   recordPayment,
 } from "./lifecycle.ts";
+export { liveSkus } from "./live-skus.ts";
 export { type MigrateOptions, migrate } from "./migrate.ts";
 export { type Migration, readMigrations } from "./migrations.ts";
 export {

@@ -9,10 +9,10 @@ import {
   skuRef,
 } from "@flashgate/cache";
 import { binlogPosition } from "@flashgate/cdc";
-import { readBinlogSource } from "@flashgate/db";
+import { liveSkus, readBinlogSource } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
 import { loadSkuFromDatabase, recordIncident } from "@flashgate/sync";
-import type { Pool, RowDataPacket } from "mysql2/promise";
+import type { Pool } from "mysql2/promise";
 import { isSkuFailure } from "./failures.ts";
 import type { MaintainerMetrics } from "./metrics.ts";
 
@@ -92,11 +92,8 @@ export function createRebuilder(deps: {
 
   async function rebuildAll(reason: string, force = false): Promise<number> {
     const started = Date.now();
-    const [rows] = await pool.query<RowDataPacket[]>(
-      `SELECT s.activity_id, s.sku_id FROM sale_stock s JOIN activity a ON a.id = s.activity_id
-        WHERE a.ends_at > NOW(3) - INTERVAL 1 DAY`,
-    );
-    await inParallel(rows, 8, (row) => rebuild(Number(row.activity_id), Number(row.sku_id), force));
+    const rows = await liveSkus(pool);
+    await inParallel(rows, 8, (sku) => rebuild(sku.activityId, sku.skuId, force));
     metrics.rebuilds.inc({ reason }, rows.length);
     await redis.set(cacheEpochKey, String(Date.now()));
     logger.info(

@@ -5,7 +5,6 @@ export {
   type DriftCheck,
   type DriftVerdict,
   driftIncidents,
-  listSkus,
   reconcile,
   recordIncident,
   type SkuDriftReport,

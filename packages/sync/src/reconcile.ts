@@ -1,11 +1,9 @@
-import { appliedWatermarkKey, type FlashgateRedis, skuKeys } from "@flashgate/cache";
+import { appliedWatermarkKey, driftIncidentsKey, type FlashgateRedis, skuKeys } from "@flashgate/cache";
 import { binlogPosition } from "@flashgate/cdc";
-import { binlogCoordinates, readSkuSnapshot, type SkuSnapshot } from "@flashgate/db";
-import type { Pool, RowDataPacket } from "mysql2/promise";
+import { binlogCoordinates, liveSkus, readSkuSnapshot, type SkuSnapshot } from "@flashgate/db";
+import type { Pool } from "mysql2/promise";
 import { cacheMatches, databaseState, readCacheState } from "./drift.ts";
 import { loadSkuFromDatabase } from "./load-sku.ts";
-
-const driftIncidentsKey = "fg:drift:incidents";
 
 export type DriftVerdict = "in-sync" | "drift" | "behind" | "changing";
 
@@ -62,21 +60,6 @@ export async function checkSku(
   return report(equal ? "in-sync" : "drift");
 }
 
-/** SKUs of live or recently ended sales, newest sales first. */
-export async function listSkus(
-  pool: Pool,
-  activityId?: number,
-  limit = 5000,
-): Promise<{ activityId: number; skuId: number }[]> {
-  const [rows] = await pool.query<RowDataPacket[]>(
-    `SELECT s.activity_id, s.sku_id FROM sale_stock s JOIN activity a ON a.id = s.activity_id
-      WHERE a.ends_at > NOW(3) - INTERVAL 1 DAY ${activityId ? "AND s.activity_id = ?" : ""}
-      ORDER BY a.starts_at DESC, s.activity_id DESC, s.sku_id LIMIT ?`,
-    activityId ? [activityId, limit] : [limit],
-  );
-  return rows.map((row) => ({ activityId: Number(row.activity_id), skuId: Number(row.sku_id) }));
-}
-
 export interface DriftCheck {
   checkedAt: number;
   skus: SkuDriftReport[];
@@ -127,7 +110,7 @@ export async function reconcile(
     recordIncidents?: boolean;
   } = {},
 ): Promise<DriftCheck> {
-  const skus = await listSkus(pool, options.activityId, options.limit);
+  const skus = await liveSkus(pool, { activityId: options.activityId, limit: options.limit ?? 5000 });
   const reports = await skuVerdicts(pool, redis, skus, options.settleMs);
   const plain = reports.map(({ snapshot: _, ...report }): SkuDriftReport => report);
   const drifted = plain.filter((report) => report.verdict === "drift");
