@@ -1,4 +1,4 @@
-import type { FlashgateRedis } from "@flashgate/cache";
+import { type FlashgateRedis, skuRef } from "@flashgate/cache";
 import { type ConnectorStatus, connectClient, redactedStatus } from "@flashgate/connect";
 import { type DriftCheck, driftIncidents, reconcile } from "@flashgate/sync";
 import {
@@ -65,7 +65,7 @@ export function createCollector(deps: {
   function recordSkus(at: number, skus: DriftCheck["skus"]) {
     const listed = new Set<string>();
     for (const sku of skus) {
-      const key = `${sku.activityId}:${sku.skuId}`;
+      const key = skuRef(sku.activityId, sku.skuId);
       listed.add(key);
       const points = skuHistory.get(key) ?? [];
       points.push({ at, database: sku.database?.available ?? null, cache: sku.cache?.available ?? null });

@@ -178,7 +178,7 @@ export function createApplier(deps: {
           continue;
         }
         const change = toSaleChange(event);
-        const key = `${change.activityId}:${change.skuId}`;
+        const key = skuRef(change.activityId, change.skuId);
         let group = bySku.get(key);
         if (!group) {
           group = { activityId: change.activityId, skuId: change.skuId, items: [] };

@@ -1,3 +1,4 @@
+import { skuRef } from "@flashgate/cache";
 import {
   OutcomeUnknownError,
   type PurchaseDecision,
@@ -143,7 +144,7 @@ export function createDecisionBatcher(deps: {
 
   function enqueue(input: PurchaseInput): Promise<PurchaseDecision> {
     return new Promise((resolve, reject) => {
-      const sku = `${input.activityId}:${input.skuId}`;
+      const sku = skuRef(input.activityId, input.skuId);
       waiting.push({ input, sku, since: performance.now(), resolve, reject });
       const count = (waitingFor.get(sku) ?? 0) + 1;
       waitingFor.set(sku, count);

@@ -1,3 +1,4 @@
+import { skuRef } from "@flashgate/cache";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 
 export interface SkuWindow {
@@ -12,7 +13,7 @@ export function createSkuWindows(pool: Pool, ttlMs = 1000, maxKeys = 10_000) {
   const known = new Map<string, { window: SkuWindow | undefined; until: number }>();
   const pending = new Map<string, Promise<SkuWindow | undefined>>();
   return async function skuWindow(activityId: number, skuId: number): Promise<SkuWindow | undefined> {
-    const key = `${activityId}:${skuId}`;
+    const key = skuRef(activityId, skuId);
     const cached = known.get(key);
     if (cached && cached.until > Date.now()) return cached.window;
     const inFlight = pending.get(key);

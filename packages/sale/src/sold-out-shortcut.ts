@@ -1,4 +1,4 @@
-import { parseSkuRef, type RedisClient, unitsBackChannel } from "@flashgate/cache";
+import { parseSkuRef, type RedisClient, skuRef, unitsBackChannel } from "@flashgate/cache";
 import type { SoldOutSnapshot } from "@flashgate/db";
 
 interface Entry {
@@ -42,7 +42,7 @@ export function createSoldOutShortcut(
   const entryOf = (activityId: number, skuId: number) => entries.get(activityId)?.get(skuId);
 
   function load(activityId: number, skuId: number) {
-    const key = `${activityId}:${skuId}`;
+    const key = skuRef(activityId, skuId);
     if (loading.has(key)) return;
     const token = Symbol(key);
     loading.set(key, token);
@@ -92,7 +92,7 @@ export function createSoldOutShortcut(
     /** Units may have come back to this SKU: forget what was known of it, and what is being loaded. */
     unitsBack(activityId: number, skuId: number): void {
       entries.get(activityId)?.delete(skuId);
-      loading.delete(`${activityId}:${skuId}`);
+      loading.delete(skuRef(activityId, skuId));
     },
     /** Whether announcements of units coming back reach this process; without them, nothing is kept. */
     listening(on: boolean): void {
