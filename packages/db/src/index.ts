@@ -43,6 +43,7 @@ export {
   type SkuInput,
   type SkuUpsert,
   skuDatabaseView,
+  skuSaleEnd,
   upsertActivity,
   upsertSku,
 } from "./stock.ts";

@@ -128,6 +128,16 @@ export async function restock(
   }
 }
 
+/** When the sale of a SKU ends, or undefined when MySQL has no such SKU. */
+export async function skuSaleEnd(pool: Pool, activityId: number, skuId: number): Promise<Date | undefined> {
+  const [rows] = await pool.query<RowDataPacket[]>(
+    `SELECT a.ends_at FROM sale_stock s JOIN activity a ON a.id = s.activity_id
+      WHERE s.activity_id = ? AND s.sku_id = ?`,
+    [activityId, skuId],
+  );
+  return rows[0]?.ends_at as Date | undefined;
+}
+
 export interface SkuDatabaseView {
   available: number;
   pending: number;

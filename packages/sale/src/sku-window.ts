@@ -1,5 +1,6 @@
 import { skuRef } from "@flashgate/cache";
-import type { Pool, RowDataPacket } from "mysql2/promise";
+import { skuSaleEnd } from "@flashgate/db";
+import type { Pool } from "mysql2/promise";
 
 export interface SkuWindow {
   endsMs: number;
@@ -18,14 +19,9 @@ export function createSkuWindows(pool: Pool, ttlMs = 1000, maxKeys = 10_000) {
     if (cached && cached.until > Date.now()) return cached.window;
     const inFlight = pending.get(key);
     if (inFlight) return inFlight;
-    const lookup = pool
-      .query<RowDataPacket[]>(
-        `SELECT a.ends_at FROM sale_stock s JOIN activity a ON a.id = s.activity_id
-          WHERE s.activity_id = ? AND s.sku_id = ?`,
-        [activityId, skuId],
-      )
-      .then(([rows]) => {
-        const window = rows[0] ? { endsMs: (rows[0].ends_at as Date).getTime() } : undefined;
+    const lookup = skuSaleEnd(pool, activityId, skuId)
+      .then((endsAt) => {
+        const window = endsAt ? { endsMs: endsAt.getTime() } : undefined;
         if (known.size >= maxKeys) known.clear();
         known.set(key, { window, until: Date.now() + ttlMs });
         return window;
