@@ -297,6 +297,11 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
     );
     expect(await redis.sismember(rebuildQueueKey, skuRef(open.activityId, open.skuId))).toBe(1);
     await redis.srem(rebuildQueueKey, skuRef(open.activityId, open.skuId));
+    // The public view follows the same rule: it asks for the rebuild too.
+    expect(await purchases.missingSku(open.activityId, open.skuId)).toBe("REBUILDING");
+    expect(await redis.sismember(rebuildQueueKey, skuRef(open.activityId, open.skuId))).toBe(1);
+    await redis.srem(rebuildQueueKey, skuRef(open.activityId, open.skuId));
+    expect(await purchases.missingSku(unknown.activityId, unknown.skuId)).toBe("NOT_FOUND");
 
     // Its cache dropped after it ended: a key with an order gets it, any other the closed window.
     const ended = await sale(5);
@@ -311,6 +316,7 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
       kind: "ACTIVITY_NOT_OPEN",
       detail: "the sale has ended",
     });
+    expect(await purchases.missingSku(ended.ids.activityId, ended.ids.skuId)).toBe("ENDED");
     expect(await redis.sismember(rebuildQueueKey, skuRef(ended.ids.activityId, ended.ids.skuId))).toBe(0);
   });
 

@@ -20,7 +20,7 @@ import {
 import type { Pool } from "mysql2/promise";
 import { createDecisionBatcher } from "./decision-batcher.ts";
 import { OverloadedError, type OverloadGuard } from "./overload-guard.ts";
-import { createSkuWindows, type SkuWindow } from "./sku-window.ts";
+import { createSkuWindows } from "./sku-window.ts";
 import { createSoldOutShortcut, followUnitsBack } from "./sold-out-shortcut.ts";
 
 export type PurchaseRequest = PurchaseInput;
@@ -200,25 +200,40 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
   }
 
   /**
-   * Redis has no state for this SKU. A SKU whose sale has ended keeps none (its keys expired, or a
-   * rebuild would write them already expired): the answer is the closed window, or the key's order.
-   * Otherwise the maintainer is asked to rebuild it, and the buyer to come back.
+   * Redis has no state for this SKU: MySQL may have none either, or its sale has ended (an ended sale
+   * keeps none: its keys expired, or a rebuild would write them already expired); otherwise the
+   * maintainer is asked to rebuild it. Throws when MySQL cannot be asked.
    */
+  async function missingSku(
+    activityId: number,
+    skuId: number,
+  ): Promise<"NOT_FOUND" | "ENDED" | "REBUILDING"> {
+    const window = await skuWindow(activityId, skuId);
+    if (!window) return "NOT_FOUND";
+    if (window.endsMs <= Date.now()) return "ENDED";
+    await redis
+      .sadd(rebuildQueueKey, skuRef(activityId, skuId))
+      .catch((error) => observer.dependencyFailed("redis", "request-rebuild", error));
+    return "REBUILDING";
+  }
+
+  /** A purchase of a SKU missing from Redis: the closed window (or the key's order), or come back. */
   async function notLoaded(request: PurchaseRequest): Promise<PurchaseResult> {
-    let window: SkuWindow | undefined;
+    let missing: Awaited<ReturnType<typeof missingSku>>;
     try {
-      window = await skuWindow(request.activityId, request.skuId);
+      missing = await missingSku(request.activityId, request.skuId);
     } catch (error) {
       observer.dependencyFailed("database", "sku-window", error);
       return databaseUnavailable;
     }
-    if (!window) return { kind: "NOT_FOUND" };
-    if (window.endsMs <= Date.now())
-      return replayOr(request, { kind: "ACTIVITY_NOT_OPEN", detail: "the sale has ended" });
-    await redis
-      .sadd(rebuildQueueKey, skuRef(request.activityId, request.skuId))
-      .catch((error) => observer.dependencyFailed("redis", "request-rebuild", error));
-    return { kind: "UNAVAILABLE", detail: "this SKU's cache is being rebuilt", retryAfterS: 1 };
+    switch (missing) {
+      case "NOT_FOUND":
+        return { kind: "NOT_FOUND" };
+      case "ENDED":
+        return replayOr(request, { kind: "ACTIVITY_NOT_OPEN", detail: "the sale has ended" });
+      case "REBUILDING":
+        return { kind: "UNAVAILABLE", detail: "this SKU's cache is being rebuilt", retryAfterS: 1 };
+    }
   }
 
   /** The answer this process knows without asking anyone (a sold-out SKU's snapshot), or undefined. */
@@ -267,7 +282,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
     purchase(request: PurchaseRequest): PurchaseResult | Promise<PurchaseResult> {
       return answerLocally(request) ?? throughRedis(request);
     },
-    skuWindow,
+    missingSku,
     /** A buyer's own order by their key. */
     ownOrder: (userId: string, requestId: string): Promise<Order | undefined> =>
       findPurchase(pool, userId, requestId),

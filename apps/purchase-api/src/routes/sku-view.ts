@@ -26,11 +26,11 @@ export function skuViewRoutes(deps: { redis: FlashgateRedis; purchases: Purchase
       throw new ApiError("UNAVAILABLE", "the cache is unavailable", 1);
     });
     if (!sku) {
-      const window = await deps.purchases.skuWindow(activityId, skuId).catch(() => {
+      const missing = await deps.purchases.missingSku(activityId, skuId).catch(() => {
         throw new ApiError("UNAVAILABLE", "the database is unavailable", 2);
       });
-      if (!window) throw new ApiError("NOT_FOUND", "no such activity or SKU");
-      if (window.endsMs <= Date.now()) throw new ApiError("ACTIVITY_NOT_OPEN", "the sale has ended");
+      if (missing === "NOT_FOUND") throw new ApiError("NOT_FOUND", "no such activity or SKU");
+      if (missing === "ENDED") throw new ApiError("ACTIVITY_NOT_OPEN", "the sale has ended");
       throw new ApiError("UNAVAILABLE", "this SKU's cache is being rebuilt", 1);
     }
     c.header("cache-control", "public, max-age=1");
