@@ -172,7 +172,16 @@ describe("cache-maintainer recovery", () => {
       },
       { timeoutMs: 60_000, intervalMs: 500 },
     );
-    expect(await snapshot()).toEqual(before);
+    // The state is unchanged; only its positions may have moved on, when the stall fallback (old
+    // heartbeats replayed look like a stalled pipeline) reloaded a SKU from MySQL, fenced, as it was.
+    const after = await snapshot();
+    const withoutPositions = (hashes: Record<string, string>[]) =>
+      hashes.map(({ pos: _pos, apos: _apos, ...state }) => state);
+    expect(withoutPositions(after)).toEqual(withoutPositions(before));
+    for (const [index, hash] of after.entries()) {
+      expect(hash.pos >= before[index].pos).toBe(true);
+      expect((hash.apos ?? "") >= (before[index].apos ?? "")).toBe(true);
+    }
   });
 
   it("FLUSHALL during a sale: SKUs are rebuilt, purchases resume, the invariant holds", async () => {
