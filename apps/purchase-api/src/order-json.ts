@@ -1,7 +1,11 @@
-import type { Order } from "@flashgate/db";
+import { type Order, orderStates } from "@flashgate/db";
 import { z } from "zod";
 
 const safeId = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+/** An ISO 4217 currency code, as every schema of the API writes it. */
+export const currencySchema = z.string().regex(/^[A-Z]{3}$/);
+export const orderStateSchema = z.enum(orderStates);
 
 /** An order as the API answers it (one schema for the answer and the document). */
 export const orderSchema = z.strictObject({
@@ -10,9 +14,9 @@ export const orderSchema = z.strictObject({
   activityId: safeId,
   skuId: safeId,
   userId: safeId,
-  state: z.enum(["PENDING", "PAID", "CLOSED"]),
+  state: orderStateSchema,
   amountCents: z.number().int().nonnegative(),
-  currency: z.string().regex(/^[A-Z]{3}$/),
+  currency: currencySchema,
   expiresAt: z.iso.datetime().describe("A PENDING order not paid by then is closed and its unit returned"),
 });
 

@@ -22,6 +22,7 @@ export {
   findPurchase,
   type Order,
   type OrderState,
+  orderStates,
   type SoldOutSnapshot,
   soldOutBuyers,
 } from "./orders.ts";

@@ -1,6 +1,7 @@
 import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
 
-export type OrderState = "PENDING" | "PAID" | "CLOSED";
+export const orderStates = ["PENDING", "PAID", "CLOSED"] as const;
+export type OrderState = (typeof orderStates)[number];
 
 export interface Order {
   /** The order's own id: payments and the back-office name an order by it. */

@@ -1,3 +1,4 @@
+export { driftVerdicts } from "@flashgate/sync";
 export { type BackOffice, createBackOffice } from "./back-office.ts";
 export { createOverloadGuard, OverloadedError, type OverloadGuard } from "./overload-guard.ts";
 export {
@@ -5,6 +6,7 @@ export {
   type PaymentOutcome,
   type PaymentResult,
   type PaymentService,
+  paymentOutcomes,
 } from "./payments.ts";
 export {
   createPurchaseService,

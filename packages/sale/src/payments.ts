@@ -7,13 +7,15 @@ import {
 } from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
 
-export type PaymentOutcome =
-  | "PAID"
-  | "FAILED_RECORDED"
-  | "REFUND_REQUIRED"
-  | "ALREADY_PAID"
-  | "AMOUNT_MISMATCH"
-  | "UNKNOWN_ORDER";
+export const paymentOutcomes = [
+  "PAID",
+  "FAILED_RECORDED",
+  "REFUND_REQUIRED",
+  "ALREADY_PAID",
+  "AMOUNT_MISMATCH",
+  "UNKNOWN_ORDER",
+] as const;
+export type PaymentOutcome = (typeof paymentOutcomes)[number];
 
 /** The payment policy: what a provider's event does to the order it names. */
 export function decidePayment(

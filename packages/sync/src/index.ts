@@ -5,6 +5,7 @@ export {
   type DriftCheck,
   type DriftVerdict,
   driftIncidents,
+  driftVerdicts,
   reconcile,
   recordIncident,
   type SkuDriftReport,

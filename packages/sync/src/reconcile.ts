@@ -5,7 +5,8 @@ import type { Pool } from "mysql2/promise";
 import { cacheMatches, databaseState, readCacheState } from "./drift.ts";
 import { loadSkuFromDatabase } from "./load-sku.ts";
 
-export type DriftVerdict = "in-sync" | "drift" | "behind" | "changing";
+export const driftVerdicts = ["in-sync", "drift", "behind", "changing"] as const;
+export type DriftVerdict = (typeof driftVerdicts)[number];
 
 export interface SkuDriftReport {
   activityId: number;

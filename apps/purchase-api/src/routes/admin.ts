@@ -1,10 +1,10 @@
 import { isRequestId } from "@flashgate/auth";
-import type { BackOffice } from "@flashgate/sale";
+import { type BackOffice, driftVerdicts } from "@flashgate/sale";
 import { Hono } from "hono";
 import { z } from "zod";
 import { jsonBody, pathId } from "../body.ts";
 import type { AppEnv } from "../env.ts";
-import { orderJson } from "../order-json.ts";
+import { currencySchema, orderJson } from "../order-json.ts";
 import { ApiError } from "../problem.ts";
 
 export const activityBody = z
@@ -23,7 +23,7 @@ export const activityBody = z
 export const skuBody = z.strictObject({
   initialStock: z.number().int().min(0).max(10_000_000),
   priceCents: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
-  currency: z.string().regex(/^[A-Z]{3}$/),
+  currency: currencySchema,
 });
 
 export const restockBody = z.strictObject({
@@ -83,7 +83,7 @@ export const adminSkuViewSchema = z.strictObject({
       appliedPosition: z.string().nullable(),
     })
     .nullable(),
-  drift: z.enum(["in-sync", "drift", "behind", "changing"]),
+  drift: z.enum(driftVerdicts),
 });
 
 /** The back-office's HTTP face: validation and answers; the work is the service's. */

@@ -1,9 +1,10 @@
 import { readSignatureHeader, requestIdPattern, verifyPayloadSignature } from "@flashgate/auth";
-import type { PaymentService } from "@flashgate/sale";
+import { type PaymentService, paymentOutcomes } from "@flashgate/sale";
 import { Hono } from "hono";
 import { z } from "zod";
 import { parseJson, rawBody } from "../body.ts";
 import type { AppEnv } from "../env.ts";
+import { currencySchema, orderStateSchema } from "../order-json.ts";
 import { ApiError } from "../problem.ts";
 
 export const paymentEvent = z.strictObject({
@@ -11,24 +12,17 @@ export const paymentEvent = z.strictObject({
   orderId: z.string().regex(requestIdPattern),
   status: z.enum(["SUCCEEDED", "FAILED"]),
   amountCents: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
-  currency: z.string().regex(/^[A-Z]{3}$/),
+  currency: currencySchema,
 });
 
-const outcome = z.enum([
-  "PAID",
-  "FAILED_RECORDED",
-  "REFUND_REQUIRED",
-  "ALREADY_PAID",
-  "AMOUNT_MISMATCH",
-  "UNKNOWN_ORDER",
-]);
+const outcome = z.enum(paymentOutcomes);
 
 export const paymentResultSchema = z.union([
   z.strictObject({
     eventId: z.string(),
     status: z.literal("processed"),
     outcome,
-    orderState: z.enum(["PENDING", "PAID", "CLOSED"]),
+    orderState: orderStateSchema,
   }),
   z
     .strictObject({ eventId: z.string(), status: z.literal("already_processed"), outcome })

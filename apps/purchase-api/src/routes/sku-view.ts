@@ -4,6 +4,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { pathId } from "../body.ts";
 import type { AppEnv } from "../env.ts";
+import { currencySchema } from "../order-json.ts";
 import { ApiError } from "../problem.ts";
 
 export const skuViewSchema = z.strictObject({
@@ -14,7 +15,7 @@ export const skuViewSchema = z.strictObject({
     .nonnegative()
     .describe("Units left, less those reserved by purchases in flight"),
   priceCents: z.number().int().nonnegative(),
-  currency: z.string().regex(/^[A-Z]{3}$/),
+  currency: currencySchema,
 });
 
 /** Public product-page view, served from the cache only. */
