@@ -205,7 +205,9 @@ describe("cache-maintainer recovery", () => {
           expect(again?.status).not.toBe(503);
           return again;
         });
-        outcomes[outcomes.length - 1] = retried?.status === 201 ? "201" : String(retried?.body.code);
+        // A retry of the key may find the order its first attempt committed (200): bought all the same.
+        const bought = retried?.status === 201 || (retried?.status === 200 && retried.body.orderId);
+        outcomes[outcomes.length - 1] = bought ? "201" : String(retried?.body.code);
       }
     }
     expect(outcomes.includes("SOLD_OUT")).toBe(true);
