@@ -39,7 +39,9 @@ export async function startConsumer(options: ConsumerOptions) {
     logger,
   });
   const watermark = createWatermark(subscription, options.redis, logger);
-  const offsets = createOffsetCommits(logger);
+  const offsets = createOffsetCommits(logger, {
+    live: (record) => subscription.delivers(record as KafkaRecord),
+  });
   let stopping = false;
 
   async function applyUntilDone(batch: KafkaRecord[]): Promise<string | undefined> {
@@ -68,15 +70,7 @@ export async function startConsumer(options: ConsumerOptions) {
   const loop = (async () => {
     for (let batch = await subscription.take(batchMax); batch; batch = await subscription.take(batchMax)) {
       const heartbeat = await applyUntilDone(batch);
-      await offsets.commit(
-        batch.map((record) => ({
-          topic: record.topic,
-          partition: record.partition,
-          offset: record.offset,
-          commit: () => record.commit(),
-          live: () => subscription.delivers(record),
-        })),
-      );
+      await offsets.commit(batch);
       if (heartbeat) await watermark.heartbeatApplied(heartbeat);
       watermark.advance();
     }

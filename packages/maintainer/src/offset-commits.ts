@@ -6,11 +6,6 @@ export interface Committable {
   partition: number;
   offset: bigint;
   commit(): unknown;
-  /**
-   * False once the consumer that delivered the record has been replaced (a reconnection): its commit
-   * would never settle, and the new consumer resumes from the last commit that held.
-   */
-  live(): boolean;
 }
 
 /**
@@ -20,9 +15,18 @@ export interface Committable {
  * otherwise keep its committed offset behind its end, and the applied watermark, fenced on the group's
  * committed offsets, would never move again. After `maxAttempts` it is given up (the partition was
  * most likely reassigned, and its new owner replays from the last commit that held). A commit that has
- * not settled within `timeoutMs` counts as failed, so that no commit can hold up the apply loop.
+ * not settled within `timeoutMs` counts as failed, so that no commit can hold up the apply loop. A
+ * record that `live` disowns (its consumer replaced by a reconnection: that consumer's commits never
+ * settle, and the new one resumes from the last commit that held) is not committed.
  */
-export function createOffsetCommits(logger: Logger, { maxAttempts = 30, timeoutMs = 10_000 } = {}) {
+export function createOffsetCommits(
+  logger: Logger,
+  {
+    maxAttempts = 30,
+    timeoutMs = 10_000,
+    live = (_record: Committable) => true,
+  }: { maxAttempts?: number; timeoutMs?: number; live?: (record: Committable) => boolean } = {},
+) {
   const owed = new Map<string, { record: Committable; attempts: number }>();
 
   return {
@@ -32,7 +36,7 @@ export function createOffsetCommits(logger: Logger, { maxAttempts = 30, timeoutM
       owed.clear();
       await Promise.all(
         [...last].map(async ([partition, { record, attempts }]) => {
-          if (!record.live()) return;
+          if (!live(record)) return;
           try {
             await settled(record.commit(), timeoutMs);
           } catch (error) {
