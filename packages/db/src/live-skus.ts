@@ -8,12 +8,12 @@ export async function liveSkus(
   pool: Pool,
   options: { activityId?: number; limit?: number } = {},
 ): Promise<{ activityId: number; skuId: number }[]> {
-  const { activityId, limit = 1_000_000 } = options;
+  const { activityId, limit } = options;
   const [rows] = await pool.query<RowDataPacket[]>(
     `SELECT s.activity_id, s.sku_id FROM sale_stock s JOIN activity a ON a.id = s.activity_id
       WHERE ${liveSaleCondition} ${activityId ? "AND s.activity_id = ?" : ""}
-      ORDER BY a.starts_at DESC, s.activity_id DESC, s.sku_id LIMIT ?`,
-    activityId ? [activityId, limit] : [limit],
+      ORDER BY a.starts_at DESC, s.activity_id DESC, s.sku_id ${limit ? "LIMIT ?" : ""}`,
+    [activityId, limit].filter((value) => value !== undefined),
   );
   return rows.map((row) => ({ activityId: Number(row.activity_id), skuId: Number(row.sku_id) }));
 }

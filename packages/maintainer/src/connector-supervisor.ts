@@ -77,10 +77,12 @@ export function createConnectorSupervisor(deps: {
    * and the next supervisor to look finishes the reset (nobody else would start a stopped connector).
    */
   async function resetOffsets(): Promise<void> {
-    const alive = () => redis.set(cdcKeys.resetter, String(process.pid), "PX", 3 * resetterRenewMs);
-    if ((await redis.set(cdcKeys.resetter, String(process.pid), "PX", 3 * resetterRenewMs, "NX")) !== "OK")
-      return;
-    const renew = setInterval(() => alive().catch(() => {}), resetterRenewMs);
+    const lapseMs = 3 * resetterRenewMs;
+    if ((await redis.set(cdcKeys.resetter, String(process.pid), "PX", lapseMs, "NX")) !== "OK") return;
+    const renew = setInterval(
+      () => redis.pexpire(cdcKeys.resetter, lapseMs).catch(() => {}),
+      resetterRenewMs,
+    );
     try {
       await redis.set(cdcKeys.resetting, String(Date.now()));
       await connect.resetOffsets(connector);
