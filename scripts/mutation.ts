@@ -7,8 +7,14 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { databaseEngineOf } from "@flashgate/config";
-import { down, repoRoot, sideStackHome, silentProgress, stackContext } from "@flashgate/stack";
+import {
+  databaseEngineOf,
+  down,
+  repoRoot,
+  sideStackHome,
+  silentProgress,
+  stackContext,
+} from "@flashgate/stack";
 
 const reportDir = join(repoRoot, "test-artifacts", "mutation");
 const engine = databaseEngineOf(process.env);

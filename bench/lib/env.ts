@@ -1,10 +1,10 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
-import { databaseEngineOf } from "@flashgate/config";
 import {
   appEnv,
   consoleProgress,
+  databaseEngineOf,
   type StackContext,
   sideStackHome,
   stackContext,

@@ -1,8 +1,8 @@
-import { appFields, parseConfig, stackPorts } from "@flashgate/config";
+import { appFields, defaultPorts, parseConfig } from "@flashgate/config";
 import { z } from "zod";
 
 const maintainerConfigSchema = z.object({
-  ...appFields(stackPorts.cacheMaintainer),
+  ...appFields(defaultPorts.cacheMaintainer),
   KAFKA_BROKERS: z.string().regex(/^[\w.-]+:\d+(,[\w.-]+:\d+)*$/, "must be host:port[,host:port…]"),
   CONSUMER_GROUP: z.string().min(1).default("flashgate-cache-maintainer"),
   EXPIRY_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
@@ -17,7 +17,7 @@ const maintainerConfigSchema = z.object({
   WATCHDOG_INTERVAL_MS: z.coerce.number().int().min(50).default(500),
   // The Debezium connector this maintainer keeps reading (restarted when FAILED, repositioned when its
   // binlog position is lost); 0 turns the supervision off.
-  KAFKA_CONNECT_URL: z.url().default(`http://127.0.0.1:${stackPorts.connect}`),
+  KAFKA_CONNECT_URL: z.url().default(`http://127.0.0.1:${defaultPorts.connect}`),
   CONNECTOR_NAME: z.string().min(1).default("flashgate-sale"),
   CONNECTOR_CHECK_INTERVAL_MS: z.coerce.number().int().min(0).default(2000),
   // No heartbeat applied for this long: changed SKUs are loaded from MySQL directly (0: never).

@@ -5,7 +5,8 @@ import {
   readCachedSku,
   skuKeys,
 } from "@flashgate/cache";
-import { adminConnection, databaseName } from "@flashgate/stack";
+import { databaseName } from "@flashgate/db";
+import { adminConnection } from "@flashgate/stack";
 import { compareSku, loadSkuFromDatabase } from "@flashgate/sync";
 import {
   type AppProcess,

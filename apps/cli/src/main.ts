@@ -1,6 +1,5 @@
 import { ConfigError } from "@flashgate/config";
 import { ConnectError } from "@flashgate/connect";
-import { StackError } from "@flashgate/stack";
 import { Command } from "commander";
 import { registerComposeEnvCommand } from "./commands/compose-env.ts";
 import { registerConnectorCommands } from "./commands/connectors.ts";
@@ -10,6 +9,7 @@ import { registerMigrateCommand } from "./commands/migrate.ts";
 import { registerSqlCommand } from "./commands/sql.ts";
 import { registerStackCommands } from "./commands/stack.ts";
 import { registerTokenCommand } from "./commands/token.ts";
+import { isStackError } from "./local-stack.ts";
 
 /** Distinct exit codes for scripts: 1 = not all RUNNING (status), 2 = stack/config problem. */
 const connectExitCodes = {
@@ -39,7 +39,7 @@ try {
     process.stderr.write(`flashgate: ${error.message}\n`);
     process.exit(connectExitCodes[error.kind]);
   }
-  if (error instanceof StackError || error instanceof ConfigError) {
+  if (isStackError(error) || error instanceof ConfigError) {
     process.stderr.write(`flashgate: ${error.message}\n`);
     process.exit(2);
   }

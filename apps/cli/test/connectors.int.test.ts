@@ -2,8 +2,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { skuKeys } from "@flashgate/cache";
-import { migrate } from "@flashgate/db";
-import { adminConnection, connectorFile, connectorsDir, databaseName } from "@flashgate/stack";
+import { connectorsDir } from "@flashgate/connect";
+import { databaseName, migrate } from "@flashgate/db";
+import { adminConnection, connectorFile } from "@flashgate/stack";
 import {
   type AppProcess,
   cachedAvailable,

@@ -1,9 +1,9 @@
-import { appFields, int, parseConfig, secret, stackPorts } from "@flashgate/config";
+import { appFields, defaultPorts, int, parseConfig, secret } from "@flashgate/config";
 import { z } from "zod";
 
 const purchaseApiConfigSchema = z
   .object({
-    ...appFields(stackPorts.purchaseApi),
+    ...appFields(defaultPorts.purchaseApi),
     AUTH_JWT_SECRET: secret(),
     ADMIN_JWT_SECRET: secret(),
     PAYMENT_WEBHOOK_SECRET: secret(),

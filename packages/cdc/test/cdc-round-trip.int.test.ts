@@ -1,4 +1,5 @@
-import { adminConnection, databaseName } from "@flashgate/stack";
+import { databaseName } from "@flashgate/db";
+import { adminConnection } from "@flashgate/stack";
 import { freshIds, saleChangesOf, testContext } from "@flashgate/testkit";
 import { describe, expect, it } from "vitest";
 

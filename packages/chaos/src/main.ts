@@ -1,8 +1,16 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { databaseEngineOf } from "@flashgate/config";
-import { appEnv, consoleProgress, down, repoRoot, sideStackHome, stackContext, up } from "@flashgate/stack";
+import {
+  appEnv,
+  consoleProgress,
+  databaseEngineOf,
+  down,
+  repoRoot,
+  sideStackHome,
+  stackContext,
+  up,
+} from "@flashgate/stack";
 import { profiles } from "./profiles.ts";
 import { runChaos } from "./run.ts";
 

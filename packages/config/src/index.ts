@@ -1,12 +1,3 @@
 export { appFields, int, port, secret } from "./fields.ts";
 export { ConfigError, parseConfig } from "./parse.ts";
-export {
-  type DatabaseEngine,
-  databaseEngineOf,
-  databaseEngines,
-  type StackConfig,
-  stackConfigSchema,
-  stackPorts,
-  type Topology,
-  topologies,
-} from "./stack.ts";
+export { defaultPorts } from "./ports.ts";

@@ -1,6 +1,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+
+/** The connector configs the repository ships (connectors/NAME.json), one per database engine. */
+export const connectorsDir = fileURLToPath(new URL("../../../connectors", import.meta.url));
 
 /** Distinct failures, so scripts can tell them apart by exit code. */
 export class ConnectError extends Error {

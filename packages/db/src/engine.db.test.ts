@@ -1,4 +1,5 @@
-import { adminConnection, databaseName } from "@flashgate/stack";
+import { databaseName } from "@flashgate/db";
+import { adminConnection } from "@flashgate/stack";
 import { failureOf, fastDatabaseUrl, fastTierContext, freshIds, testEngine } from "@flashgate/testkit";
 import mysql, { type Connection, type Pool, type RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { DatabaseEngine } from "@flashgate/config";
+import type { DatabaseEngine } from "./config.ts";
 import { writePrivateFile } from "./private-file.ts";
 import { generateSecrets, secretToken } from "./secrets.ts";
 

@@ -1,4 +1,4 @@
-import type { StackConfig } from "@flashgate/config";
+import type { StackConfig } from "./config.ts";
 import type { StackPaths } from "./paths.ts";
 import type { Progress } from "./progress.ts";
 import type { StackSecrets } from "./secrets.ts";
@@ -20,8 +20,3 @@ export interface Component {
   /** Runs once this component is up, whether started now or found running (joins a cluster, waits for a quorum). */
   settle?: (ctx: StackContext) => Promise<void>;
 }
-
-export const databaseName = "flashgate";
-export const appDbUser = "flashgate";
-export const debeziumDbUser = "debezium";
-export const dbaDbUser = "flashgate_dba";

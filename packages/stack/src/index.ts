@@ -4,10 +4,18 @@ export { adminConnection } from "./components/database.ts";
 export { kafkaBootstrap } from "./components/kafka.ts";
 export { redisUrl } from "./components/redis.ts";
 export { parseEnvFile, writeComposeEnv } from "./compose-env.ts";
+export {
+  type DatabaseEngine,
+  databaseEngineOf,
+  databaseEngines,
+  type StackConfig,
+  stackPorts,
+  type Topology,
+  topologies,
+} from "./config.ts";
 export type { Component, StackContext } from "./context.ts";
-export { appDbUser, databaseName, dbaDbUser, debeziumDbUser } from "./context.ts";
 export { isPortOpen } from "./net.ts";
-export { connectorsDir, defaultHome, repoRoot, sideStackHome, stackPaths } from "./paths.ts";
+export { defaultHome, repoRoot, sideStackHome, stackPaths } from "./paths.ts";
 export { writePrivateFile } from "./private-file.ts";
 export { readPid, tailLog } from "./processes.ts";
 export { consoleProgress, type Progress, silentProgress } from "./progress.ts";

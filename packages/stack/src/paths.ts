@@ -1,11 +1,10 @@
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { DatabaseEngine } from "@flashgate/config";
+import { connectorsDir } from "@flashgate/connect";
+import type { DatabaseEngine } from "./config.ts";
 
 /** The repository root, found from this file so commands work from any directory. */
 export const repoRoot = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
-
-export const connectorsDir = join(repoRoot, "connectors");
 
 export const defaultHome = join(repoRoot, ".flashgate");
 
@@ -28,7 +27,7 @@ export function stackPaths(home: string, jars = join(repoRoot, ".flashgate", "ja
     pluginPath: join(jars, "plugins"),
     jarsStamp: join(jars, ".complete"),
     pom: join(repoRoot, "connectors", "pom.xml"),
-    connectorsDir: join(repoRoot, "connectors"),
+    connectorsDir,
     secrets: join(home, "secrets.json"),
     logs: join(home, "logs"),
     pids: join(home, "pids"),

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import type { DatabaseEngine } from "@flashgate/config";
+import type { DatabaseEngine } from "./config.ts";
 import { StackError } from "./wait.ts";
 
 interface Prerequisite {

@@ -1,27 +1,15 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  parseConfig,
-  type StackConfig,
-  stackConfigSchema,
-  type Topology,
-  topologies,
-} from "@flashgate/config";
+import { parseConfig } from "@flashgate/config";
 import { connectClient, isRunning, readConnectorFile } from "@flashgate/connect";
-import { migrate } from "@flashgate/db";
+import { appDbUser, databaseName, dbaDbUser, debeziumDbUser, migrate } from "@flashgate/db";
 import { appComponent } from "./components/app.ts";
 import { connectUrl, connectWorker } from "./components/connect.ts";
 import { adminConnection, database } from "./components/database.ts";
 import { kafkaBootstrap, kafkaBroker } from "./components/kafka.ts";
 import { redisNode, redisUrl } from "./components/redis.ts";
-import {
-  appDbUser,
-  type Component,
-  databaseName,
-  dbaDbUser,
-  debeziumDbUser,
-  type StackContext,
-} from "./context.ts";
+import { type StackConfig, stackConfigSchema, type Topology, topologies } from "./config.ts";
+import type { Component, StackContext } from "./context.ts";
 import { ensureJars } from "./jars.ts";
 import { isPortOpen } from "./net.ts";
 import { defaultHome, stackPaths } from "./paths.ts";

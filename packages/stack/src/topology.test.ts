@@ -1,5 +1,6 @@
-import { parseConfig, stackConfigSchema } from "@flashgate/config";
+import { parseConfig } from "@flashgate/config";
 import { describe, expect, it } from "vitest";
+import { stackConfigSchema } from "./config.ts";
 import { instanceName, instancePort, instances } from "./topology.ts";
 
 const config = (topology: string) => parseConfig(stackConfigSchema, { FLASHGATE_TOPOLOGY: topology });

@@ -1,4 +1,4 @@
-import type { StackConfig } from "@flashgate/config";
+import type { StackConfig } from "./config.ts";
 
 /** How many processes of each kind a topology runs (FLASHGATE_TOPOLOGY). */
 const sizes = {

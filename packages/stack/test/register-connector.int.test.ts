@@ -1,14 +1,6 @@
 import { connectClient, readConnectorFile } from "@flashgate/connect";
-import { migrate } from "@flashgate/db";
-import {
-  adminConnection,
-  appDbUser,
-  connectorFile,
-  connectUrl,
-  databaseName,
-  debeziumDbUser,
-  registerConnector,
-} from "@flashgate/stack";
+import { appDbUser, databaseName, debeziumDbUser, migrate } from "@flashgate/db";
+import { adminConnection, connectorFile, connectUrl, registerConnector } from "@flashgate/stack";
 import { eventually, testContext } from "@flashgate/testkit";
 import { describe, expect, it } from "vitest";
 

@@ -1,4 +1,5 @@
-import { adminConnection, databaseName, down, silentProgress, stackContext, up } from "@flashgate/stack";
+import { databaseName } from "@flashgate/db";
+import { adminConnection, down, silentProgress, stackContext, up } from "@flashgate/stack";
 import { freshIds, saleChangesOf, stackEnv } from "@flashgate/testkit";
 import { describe, expect, it } from "vitest";
 

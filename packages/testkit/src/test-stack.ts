@@ -1,5 +1,4 @@
-import { databaseEngineOf } from "@flashgate/config";
-import { sideStackHome } from "@flashgate/stack";
+import { databaseEngineOf, sideStackHome } from "@flashgate/stack";
 
 /** MySQL 8 unless FLASHGATE_DB=mariadb: CI runs the suite once on each. */
 export const testEngine = databaseEngineOf(process.env);

@@ -1,7 +1,6 @@
 import { join } from "node:path";
-import { databaseEngines } from "@flashgate/config";
-import { repoRoot, StackError, writeComposeEnv } from "@flashgate/stack";
 import type { Command } from "commander";
+import { localStack } from "../local-stack.ts";
 
 export function registerComposeEnvCommand(program: Command) {
   program
@@ -10,13 +9,15 @@ export function registerComposeEnvCommand(program: Command) {
       "write .env for docker compose: fresh secrets (those already there are kept) and the database engine",
     )
     .option("--db <engine>", "mysql or mariadb", "mysql")
-    .option("--file <path>", "where to write it", join(repoRoot, ".env"))
-    .action((options: { db: string; file: string }) => {
+    .option("--file <path>", "where to write it (default: the repository's .env)")
+    .action(async (options: { db: string; file?: string }) => {
+      const { databaseEngines, repoRoot, StackError, writeComposeEnv } = await localStack();
       const engine = databaseEngines.find((name) => name === options.db);
       if (!engine) throw new StackError(`--db must be one of ${databaseEngines.join(", ")}`);
-      const added = writeComposeEnv(options.file, engine);
+      const file = options.file ?? join(repoRoot, ".env");
+      const added = writeComposeEnv(file, engine);
       process.stdout.write(
-        `${options.file}: ${added.length ? `added ${added.join(", ")}` : "complete"} (engine ${engine})\n`,
+        `${file}: ${added.length ? `added ${added.join(", ")}` : "complete"} (engine ${engine})\n`,
       );
     });
 }

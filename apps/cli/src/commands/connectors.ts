@@ -5,6 +5,7 @@ import {
   ConnectError,
   closedSnapshotWindows,
   connectClient,
+  connectorsDir,
   describeStatus,
   firstLines,
   isRunning,
@@ -12,17 +13,10 @@ import {
   readConnectorFile,
   requestIncrementalSnapshot,
 } from "@flashgate/connect";
-import {
-  adminConnection,
-  connectorEnv,
-  connectorFile,
-  connectorsDir,
-  connectUrl,
-  databaseName,
-  stackContext,
-} from "@flashgate/stack";
+import { databaseName } from "@flashgate/db";
 import type { Command } from "commander";
 import mysql from "mysql2/promise";
+import { localStack } from "../local-stack.ts";
 
 interface Common {
   connectUrl?: string;
@@ -32,18 +26,30 @@ interface Common {
 const out = (options: Common, human: string, json: unknown) =>
   process.stdout.write(options.json ? `${JSON.stringify(json, null, 2)}\n` : `${human}\n`);
 
-function client(options: Common): ConnectClient {
-  return connectClient(options.connectUrl ?? process.env.KAFKA_CONNECT_URL ?? connectUrl(stackContext()));
+async function client(options: Common): Promise<ConnectClient> {
+  const url = options.connectUrl ?? process.env.KAFKA_CONNECT_URL;
+  if (url) return connectClient(url);
+  const { connectUrl, stackContext } = await localStack();
+  return connectClient(connectUrl(stackContext()));
 }
 
-/** Placeholders resolve in the Connect worker; locally that worker gets the stack's connector environment. */
-const placeholderEnv = () => ({ ...connectorEnv(stackContext()), ...process.env });
+/**
+ * Placeholders resolve in the Connect worker: on your own, the environment you give it; locally, the
+ * stack's connector environment.
+ */
+async function placeholderEnv(common: Common) {
+  if (common.connectUrl ?? process.env.KAFKA_CONNECT_URL) return process.env;
+  const { connectorEnv, stackContext } = await localStack();
+  return { ...connectorEnv(stackContext()), ...process.env };
+}
 
-/** A connector name means connectors/NAME.json; a path to a .json file is read as it is. */
-const fileFor = (name: string | undefined) =>
-  name?.includes("/")
-    ? readConnectorFile(dirname(name), basename(name))
-    : readConnectorFile(connectorsDir, name ?? connectorFile(stackContext()));
+/** A connector name means connectors/NAME.json (the local stack's engine's by default); a path to a .json file is read as it is. */
+async function fileFor(name: string | undefined) {
+  if (name?.includes("/")) return readConnectorFile(dirname(name), basename(name));
+  if (name) return readConnectorFile(connectorsDir, name);
+  const { connectorFile, stackContext } = await localStack();
+  return readConnectorFile(connectorsDir, connectorFile(stackContext()));
+}
 
 function statusLines(status: Awaited<ReturnType<ConnectClient["status"]>>): string {
   const lines = [`${status.name}: connector ${status.connector.state} on ${status.connector.worker_id}`];
@@ -57,11 +63,11 @@ function statusLines(status: Awaited<ReturnType<ConnectClient["status"]>>): stri
 
 /** Placeholders set, then Connect's own validation; prints each refused property. Undefined when invalid. */
 async function validated(name: string | undefined, verb: "valid" | "applied", common: Common) {
-  const connector = fileFor(name);
-  const missing = missingEnvPlaceholders(connector.config, placeholderEnv());
+  const connector = await fileFor(name);
+  const missing = missingEnvPlaceholders(connector.config, await placeholderEnv(common));
   if (missing.length)
     throw new ConnectError("invalid_config", `unset \${env:…} placeholders: ${missing.join(", ")}`);
-  const c = client(common);
+  const c = await client(common);
   const issues = await c.validate(connector);
   if (!issues.length) return { connector, c };
   out(common, issues.map((i) => `✗ ${i.name}: ${i.errors.join("; ")}`).join("\n"), {
@@ -106,7 +112,7 @@ export function registerConnectorCommands(program: Command) {
   const common = (): Common => connectors.opts<Common>();
 
   connectors.command("list").action(async () => {
-    const c = client(common());
+    const c = await client(common());
     const names = await c.list();
     const statuses = await Promise.all(names.map((name) => c.status(name)));
     out(
@@ -133,7 +139,7 @@ export function registerConnectorCommands(program: Command) {
     .command("status [name]")
     .description("connector and task states; exits 1 unless everything is RUNNING")
     .action(async (name?: string) => {
-      const c = client(common());
+      const c = await client(common());
       const names = name ? [name] : await c.list();
       const statuses = await Promise.all(names.map((n) => c.status(n)));
       out(common(), statuses.map(statusLines).join("\n") || "(no connectors)", statuses);
@@ -142,7 +148,7 @@ export function registerConnectorCommands(program: Command) {
 
   for (const verb of ["pause", "resume", "delete"] as const) {
     connectors.command(`${verb} <name>`).action(async (name: string) => {
-      const c = client(common());
+      const c = await client(common());
       if (verb === "pause") await c.pause(name);
       if (verb === "resume") await c.resume(name);
       if (verb === "delete") await c.remove(name);
@@ -154,7 +160,7 @@ export function registerConnectorCommands(program: Command) {
     .command("restart <name>")
     .option("--failed-only", "restart only the connector or tasks that FAILED")
     .action(async (name: string, options: { failedOnly?: boolean }) => {
-      const c = client(common());
+      const c = await client(common());
       await c.restart(name, Boolean(options.failedOnly));
       // Connect takes a restart up asynchronously: for a moment it may still report the old state, FAILED
       // or RUNNING. So the old FAILED is forgiven for a while, and RUNNING counts once it has held for a few
@@ -165,7 +171,7 @@ export function registerConnectorCommands(program: Command) {
     });
 
   connectors.command("offsets <name>").action(async (name: string) => {
-    const offsets = await client(common()).offsets(name);
+    const offsets = await (await client(common())).offsets(name);
     out(common(), JSON.stringify(offsets, null, 2), offsets);
   });
 
@@ -187,7 +193,7 @@ async function snapshotTable(table: string, options: SnapshotOptions, common: Co
   // An operator's account (OPS_DATABASE_URL), or the local stack's admin: the app's user may not signal.
   const db = process.env.OPS_DATABASE_URL
     ? await mysql.createConnection({ uri: process.env.OPS_DATABASE_URL, database: databaseName })
-    : await adminConnection(stackContext());
+    : await localStack().then(({ adminConnection, stackContext }) => adminConnection(stackContext()));
   try {
     await db.query(`USE \`${databaseName}\``);
     const before = await closedSnapshotWindows(db);

@@ -2,9 +2,10 @@ import { signJwt, signPayload } from "@flashgate/auth";
 import { redisClient, withScripts } from "@flashgate/cache";
 import { ApiProblem, createClient, type Order } from "@flashgate/client";
 import { createPool, skuDatabaseView } from "@flashgate/db";
-import { appEnv, type StackContext, stackContext } from "@flashgate/stack";
+import type { StackContext } from "@flashgate/stack";
 import { reconcile } from "@flashgate/sync";
 import { type Command, InvalidArgumentError } from "commander";
+import { localStack } from "../local-stack.ts";
 
 const count = (value: string) => {
   const n = Number(value);
@@ -77,7 +78,7 @@ async function runDemo(
     }
   }
 
-  const env = appEnv(ctx);
+  const env = (await localStack()).appEnv(ctx);
   const pool = createPool(env.DATABASE_URL, { connectionLimit: 2 });
   const redis = withScripts(redisClient(env.REDIS_URL, { maxRetriesPerRequest: 1 }));
   try {
@@ -184,7 +185,7 @@ export function registerDemoCommand(program: Command) {
     .option("--api <url>", "the purchase API (default: the local stack's)")
     .option("--json", "the summary as JSON on stdout")
     .action(async (options: DemoOptions & { api?: string }) => {
-      const ctx = stackContext();
+      const ctx = (await localStack()).stackContext();
       const apiUrl = options.api ?? `http://127.0.0.1:${ctx.config.FLASHGATE_API_PORT}`;
       const summary = await runDemo(ctx, apiUrl, options, (line) => process.stderr.write(`\r\x1b[K${line}`));
       process.stderr.write("\n");

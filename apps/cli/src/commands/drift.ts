@@ -1,9 +1,9 @@
 import { parseId } from "@flashgate/auth";
 import { redisClient, withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
-import { appEnv, stackContext } from "@flashgate/stack";
 import { reconcile } from "@flashgate/sync";
 import { type Command, InvalidArgumentError } from "commander";
+import { localStack } from "../local-stack.ts";
 
 const positive = (value: string) => {
   const id = parseId(value);
@@ -20,7 +20,7 @@ export function registerDriftCommands(program: Command) {
     .option("--repair", "rebuild drifted SKUs from MySQL (position-fenced)")
     .option("--json", "machine-readable output")
     .action(async (options: { activity?: number; repair?: boolean; json?: boolean }) => {
-      const env = { ...appEnv(stackContext()), ...pick(process.env, ["DATABASE_URL", "REDIS_URL"]) };
+      const env = await storesOf(process.env);
       const pool = createPool(env.DATABASE_URL, { connectionLimit: 2 });
       const redis = withScripts(redisClient(env.REDIS_URL, { maxRetriesPerRequest: 1 }));
       try {
@@ -49,5 +49,11 @@ export function registerDriftCommands(program: Command) {
     });
 }
 
-const pick = (env: NodeJS.ProcessEnv, names: string[]) =>
-  Object.fromEntries(names.filter((name) => env[name]).map((name) => [name, env[name] as string]));
+/** DATABASE_URL and REDIS_URL as given; the local stack's, for either that is not. */
+async function storesOf(env: NodeJS.ProcessEnv): Promise<{ DATABASE_URL: string; REDIS_URL: string }> {
+  const { DATABASE_URL, REDIS_URL } = env;
+  if (DATABASE_URL && REDIS_URL) return { DATABASE_URL, REDIS_URL };
+  const { appEnv, stackContext } = await localStack();
+  const local = appEnv(stackContext());
+  return { DATABASE_URL: DATABASE_URL || local.DATABASE_URL, REDIS_URL: REDIS_URL || local.REDIS_URL };
+}

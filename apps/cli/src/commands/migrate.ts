@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ConfigError, parseConfig, secret } from "@flashgate/config";
-import { migrate } from "@flashgate/db";
-import { appDbUser, databaseName, debeziumDbUser, runMigrations, stackContext } from "@flashgate/stack";
+import { appDbUser, databaseName, debeziumDbUser, migrate } from "@flashgate/db";
 import type { Command } from "commander";
 import mysql from "mysql2/promise";
 import { z } from "zod";
+import { localStack } from "../local-stack.ts";
 
 /** Your own server: an account that may create the database, users and the trigger, and the two users' passwords. */
 const ownServerSchema = z.object({
@@ -50,7 +50,10 @@ export function registerMigrateCommand(program: Command) {
       "create the flashgate database, its two users and its tables (idempotent): on the local stack, or on your own MySQL 8 / MariaDB with MIGRATE_ADMIN_URL",
     )
     .action(async () => {
-      if (!process.env.MIGRATE_ADMIN_URL) return runMigrations(stackContext());
+      if (!process.env.MIGRATE_ADMIN_URL) {
+        const { runMigrations, stackContext } = await localStack();
+        return runMigrations(stackContext());
+      }
       const config = parseConfig(ownServerSchema, process.env);
       const admin = await connectWithin(adminUrl(config), config.MIGRATE_WAIT_S);
       try {

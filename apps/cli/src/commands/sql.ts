@@ -2,11 +2,12 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { databaseName, dbaDbUser, StackError, stackContext, writePrivateFile } from "@flashgate/stack";
+import { databaseName, dbaDbUser } from "@flashgate/db";
 import type { Command } from "commander";
+import { localStack } from "../local-stack.ts";
 
 /** The engine's own client: MySQL's, or MariaDB's, which speaks to both. */
-const clientCommand = () => {
+const clientCommand = (StackError: new (message: string) => Error) => {
   const found = ["mysql", "mariadb"].find((command) => !spawnSync(command, ["--version"]).error);
   if (!found)
     throw new StackError("no SQL client: install one with: apt-get install -y default-mysql-client");
@@ -22,6 +23,7 @@ export function registerSqlCommand(program: Command) {
     .argument("[file]", "a file of statements to run")
     .option("-e, --execute <statements>", "run these statements and exit")
     .action(async (file: string | undefined, options: { execute?: string }) => {
+      const { StackError, stackContext, writePrivateFile } = await localStack();
       const ctx = stackContext();
       // The password goes in a private file the client reads, never on a command line `ps` shows.
       const dir = mkdtempSync(join(tmpdir(), "flashgate-sql-"));
@@ -40,7 +42,7 @@ export function registerSqlCommand(program: Command) {
       );
       try {
         const client = spawn(
-          clientCommand(),
+          clientCommand(StackError),
           [`--defaults-extra-file=${defaults}`, ...(options.execute ? ["-e", options.execute] : [])],
           { stdio: [file ? openSync(file, "r") : "inherit", "inherit", "inherit"] },
         );

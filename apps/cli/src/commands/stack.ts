@@ -1,5 +1,5 @@
-import { down, endpoints, stackContext, status, up } from "@flashgate/stack";
 import type { Command } from "commander";
+import { localStack } from "../local-stack.ts";
 
 export function registerStackCommands(program: Command) {
   program
@@ -14,6 +14,7 @@ export function registerStackCommands(program: Command) {
       "single (default), or cluster: Redis Cluster 3+3, 3 Kafka brokers, 2 Connect workers, 2 APIs, 2 maintainers (FLASHGATE_TOPOLOGY)",
     )
     .action(async (options: { detach?: boolean; apps: boolean; topology?: string }) => {
+      const { down, endpoints, stackContext, status, up } = await localStack();
       const ctx = stackContext({
         env: { ...process.env, ...(options.topology ? { FLASHGATE_TOPOLOGY: options.topology } : {}) },
       });
@@ -59,6 +60,7 @@ export function registerStackCommands(program: Command) {
     .description("stop what `up` started (gracefully, then forcibly)")
     .option("--purge", "also delete local state (databases, Kafka logs, secrets)")
     .action(async (options: { purge?: boolean }) => {
+      const { down, stackContext } = await localStack();
       await down(stackContext(), { purge: options.purge });
     });
 
@@ -67,6 +69,7 @@ export function registerStackCommands(program: Command) {
     .description("what runs, on which port, healthy or not")
     .option("--json", "machine-readable output")
     .action(async (options: { json?: boolean }) => {
+      const { stackContext, status } = await localStack();
       const components = await status(stackContext());
       if (options.json) {
         process.stdout.write(

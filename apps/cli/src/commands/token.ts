@@ -1,6 +1,6 @@
 import { isId, signJwt } from "@flashgate/auth";
-import { stackContext } from "@flashgate/stack";
 import { type Command, InvalidArgumentError } from "commander";
+import { localStack } from "../local-stack.ts";
 
 /** Only ids the API accepts: a token it would refuse is no use to anyone. */
 const userId = (value: string) => {
@@ -15,10 +15,10 @@ export function registerTokenCommand(program: Command) {
     .option("--user <id>", "storefront token for this user id", userId)
     .option("--admin <operator>", "back-office token with role admin")
     .option("--ttl <seconds>", "lifetime", "3600")
-    .action((options: { user?: string; admin?: string; ttl: string }) => {
+    .action(async (options: { user?: string; admin?: string; ttl: string }) => {
       if (!options.user === !options.admin)
         throw new InvalidArgumentError("give exactly one of --user or --admin");
-      const { secrets } = stackContext();
+      const { secrets } = (await localStack()).stackContext();
       const exp = Math.floor(Date.now() / 1000) + Number(options.ttl);
       const token = options.user
         ? signJwt(secrets.authJwtSecret, { sub: options.user, exp })

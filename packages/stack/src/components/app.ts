@@ -1,6 +1,6 @@
 import { join } from "node:path";
+import { appDbUser, databaseName } from "@flashgate/db";
 import type { Component, StackContext } from "../context.ts";
-import { appDbUser, databaseName } from "../context.ts";
 import { answersOk } from "../net.ts";
 import { repoRoot } from "../paths.ts";
 import { startDaemon, tailLog } from "../processes.ts";

@@ -1,17 +1,13 @@
+import { defaultPorts, parseConfig, port } from "@flashgate/config";
 import { z } from "zod";
-import { port } from "./fields.ts";
-import { parseConfig } from "./parse.ts";
 
-/** Default ports of the dev stack (docs/architecture.md, Stacks and ports). */
+/** Default ports of the dev stack (docs/architecture.md, Stacks and ports): the apps' own, and its stores'. */
 export const stackPorts = {
+  ...defaultPorts,
   database: 3307,
   redis: 6380,
   kafka: 9092,
   kafkaController: 9093,
-  connect: 8083,
-  purchaseApi: 8080,
-  cacheMaintainer: 8082,
-  dashboard: 8084,
 } as const;
 
 /** The database engines the stack can run; MySQL 8 is what production runs. */

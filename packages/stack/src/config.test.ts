@@ -1,8 +1,8 @@
+import { ConfigError, parseConfig } from "@flashgate/config";
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "./parse.ts";
-import { stackConfigSchema } from "./stack.ts";
+import { stackConfigSchema } from "./config.ts";
 
-describe("parseConfig", () => {
+describe("the stack's config", () => {
   it("applies defaults and coerces numbers", () => {
     const config = parseConfig(stackConfigSchema, { FLASHGATE_REDIS_PORT: "7000" });
     expect(config.FLASHGATE_REDIS_PORT).toBe(7000);
