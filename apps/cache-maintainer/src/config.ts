@@ -26,3 +26,5 @@ const maintainerConfigSchema = z.object({
 
 export const loadConfig = (env: Record<string, string | undefined>) =>
   parseConfig(maintainerConfigSchema, env);
+
+export type MaintainerConfig = z.infer<typeof maintainerConfigSchema>;

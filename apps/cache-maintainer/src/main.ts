@@ -1,122 +1,18 @@
-import { redisClient, withScripts } from "@flashgate/cache";
-import { connectClient } from "@flashgate/connect";
-import { bumpHeartbeat, closeExpiredOrders, createPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
-import {
-  createApplier,
-  createCdcFallback,
-  createConnectorSupervisor,
-  createDeadLetterSink,
-  createMaintainerMetrics,
-  createRebuilder,
-  startConsumer,
-} from "@flashgate/maintainer";
-import { reconcile } from "@flashgate/sync";
-import { serve } from "@hono/node-server";
-import { createApp } from "./app.ts";
 import { loadConfig } from "./config.ts";
-import { every } from "./every.ts";
+import { startMaintainer } from "./start.ts";
 
 const config = loadConfig(process.env);
 const logger = createLogger("cache-maintainer", config.LOG_LEVEL);
-const redis = withScripts(redisClient(config.REDIS_URL, { maxRetriesPerRequest: 2, connectTimeout: 1000 }));
-redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
-const pool = createPool(config.DATABASE_URL, { connectionLimit: 8 });
-const metrics = createMaintainerMetrics();
-const brokers = config.KAFKA_BROKERS.split(",");
-
-const rebuilder = createRebuilder({ redis, pool, metrics, logger });
-// A dependency down at start is not fatal: the watchdog retries, and the consumer holds its batches.
-await rebuilder
-  .check()
-  .catch((error) =>
-    logger.error({ err: (error as Error).message }, "initial cache check failed; the watchdog retries"),
-  );
-const stopWatchdog = every(config.WATCHDOG_INTERVAL_MS, "rebuild check", () => rebuilder.check(), logger);
-
-// Order expiry writes MySQL only (PENDING → CLOSED + the unit back); the cache learns of it through CDC.
-const stopExpiry = every(
-  config.EXPIRY_INTERVAL_MS,
-  "order expiry",
-  async () => {
-    const closed = await closeExpiredOrders(pool, config.EXPIRY_BATCH);
-    if (closed) logger.info({ closed }, "expired orders closed");
-  },
-  logger,
-);
-
-// The lag probe, and what keeps the drift watermark advancing on a quiet database (bumpHeartbeat).
-const stopHeartbeat = every(
-  config.HEARTBEAT_INTERVAL_MS,
-  "heartbeat probe",
-  () => bumpHeartbeat(pool),
-  logger,
-);
-
-const stopDriftCheck = every(
-  config.DRIFT_INTERVAL_MS,
-  "drift check",
-  async () => {
-    const check = await reconcile(pool, redis, { repair: config.DRIFT_AUTO_REPAIR });
-    metrics.driftedSkus.set(check.drifted.length - check.repaired);
-    metrics.driftLastCheck.set(check.checkedAt / 1000);
-    metrics.driftRepairs.inc(check.repaired);
-    for (const sku of check.drifted) {
-      logger.warn(
-        { activityId: sku.activityId, skuId: sku.skuId, database: sku.database, cache: sku.cache },
-        "drift detected",
-      );
-    }
-  },
-  logger,
-);
-
-const supervisor = createConnectorSupervisor({
-  connect: connectClient(config.KAFKA_CONNECT_URL),
-  connector: config.CONNECTOR_NAME,
-  pool,
-  redis,
-  metrics,
-  logger,
-});
-const stopSupervisor = every(config.CONNECTOR_CHECK_INTERVAL_MS, "connector check", supervisor.check, logger);
-
-const fallback = createCdcFallback({ pool, redis, rebuilder, metrics, logger, stallMs: config.CDC_STALL_MS });
-const stopFallback = every(config.CDC_STALL_MS > 0 ? 1000 : 0, "CDC stall fallback", fallback.check, logger);
-
-const deadLetters = createDeadLetterSink(brokers);
-const consumer = await startConsumer({
-  brokers,
-  groupId: config.CONSUMER_GROUP,
-  applier: createApplier({ redis, pool, metrics, logger, isolate: rebuilder.isolate }),
-  redis,
-  deadLetters,
-  metrics,
-  logger,
-});
-
-const server = serve(
-  {
-    fetch: createApp({ redis, metrics, consuming: () => consumer.ready }).fetch,
-    port: config.PORT,
-    hostname: config.HOST,
-  },
-  (info) => logger.info({ port: info.port, group: config.CONSUMER_GROUP }, "cache-maintainer running"),
-);
+const maintainer = await startMaintainer(config, logger);
 
 let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
   stopping = true;
   logger.info("stopping: finishing the batch in hand, committing, leaving the group");
-  for (const stop of [stopWatchdog, stopExpiry, stopHeartbeat, stopDriftCheck, stopSupervisor, stopFallback])
-    stop();
   setTimeout(() => process.exit(1), 15_000).unref();
-  await consumer.stop();
-  await deadLetters.close().catch(() => {});
-  server.close();
-  await pool.end().catch(() => {});
-  redis.disconnect();
+  await maintainer.stop();
   process.exit(0);
 };
 process.on("SIGTERM", shutdown);

@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createJwtVerifier } from "@flashgate/auth";
 import type { FlashgateRedis, RedisClient } from "@flashgate/cache";
-import { createPool } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
 import {
   createBackOffice,
@@ -18,11 +17,13 @@ import { requireAdmin, requireUser } from "./auth.ts";
 import type { PurchaseApiConfig } from "./config.ts";
 import type { AppEnv } from "./env.ts";
 import { createMetrics, type Metrics, purchaseObserver } from "./metrics.ts";
+import { openApiDocument } from "./openapi.ts";
+import type { Guards } from "./operation.ts";
 import { ApiError, errorReply, problemReply, replyResponse } from "./problem.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { paymentRoutes } from "./routes/payments.ts";
-import { placePurchaseHandler, route as placePurchaseRoute } from "./routes/place-purchase.ts";
+import { placePurchase, placePurchaseHandler } from "./routes/place-purchase.ts";
 import { purchaseRoutes } from "./routes/purchases.ts";
 import { skuViewRoutes } from "./routes/sku-view.ts";
 import { traceIdOf } from "./trace.ts";
@@ -36,18 +37,6 @@ export interface AppDeps {
   readPool: Pool;
   logger: Logger;
   metrics?: Metrics;
-}
-
-/** The decisions' pool, and a small one with a bounded queue for the reads anyone can cause. */
-export function createPools(config: PurchaseApiConfig) {
-  return {
-    pool: createPool(config.DATABASE_URL, { connectionLimit: config.DB_POOL_SIZE, multipleStatements: true }),
-    // A full queue refuses at once ("Queue limit reached"): the caller gets a 503, the purchases nothing.
-    readPool: createPool(config.DATABASE_URL, {
-      connectionLimit: config.DB_READ_POOL_SIZE,
-      queueLimit: config.DB_READ_QUEUE,
-    }),
-  };
 }
 
 export function createApp(deps: AppDeps) {
@@ -100,16 +89,15 @@ export function createApp(deps: AppDeps) {
     "/",
     serviceRoutes({ redis: () => redis.ping(), database: () => pool.query("SELECT 1") }, metrics.registry),
   );
-  app.route("/", docsRoutes());
-  app.use("/v1/purchases/*", requireUser(verifyUser));
-  app.route("/v1/purchases", purchaseRoutes(purchases));
-  app.route("/v1/activities", skuViewRoutes({ redis, purchases }));
+  const guards: Guards = { user: requireUser(verifyUser), admin: requireAdmin(verifyAdmin, verifyUser) };
+  app.route("/", docsRoutes(openApiDocument));
+  app.route("/", purchaseRoutes(purchases, guards));
+  app.route("/", skuViewRoutes({ redis, purchases }));
   app.route(
-    "/v1/payments",
+    "/",
     paymentRoutes({ payments: createPaymentService(pool), secret: config.PAYMENT_WEBHOOK_SECRET }),
   );
-  app.use("/admin/v1/*", requireAdmin(verifyAdmin, verifyUser));
-  app.route("/admin/v1", adminRoutes(createBackOffice({ pool, redis })));
+  app.route("/", adminRoutes(createBackOffice({ pool, redis }), guards));
 
   app.notFound((c) =>
     replyResponse(problemReply("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`, c.get("traceId"))),
@@ -133,10 +121,11 @@ export function createApp(deps: AppDeps) {
   });
 
   // The node:http listener: the purchase flood goes straight to its handler, everything else to Hono.
-  const placePurchase = placePurchaseHandler({ purchases, verifyUser, metrics, logger });
+  const purchaseListener = placePurchaseHandler({ purchases, verifyUser, metrics, logger });
   const honoListener = getRequestListener(app.fetch);
   const listener = (incoming: IncomingMessage, outgoing: ServerResponse) => {
-    if (incoming.method === "POST" && incoming.url === placePurchaseRoute) placePurchase(incoming, outgoing);
+    if (incoming.method === "POST" && incoming.url === placePurchase.path)
+      purchaseListener(incoming, outgoing);
     else honoListener(incoming, outgoing);
   };
   return Object.assign(app, { metrics, listener });

@@ -1,7 +1,7 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { openApiDocument, operations } from "./openapi.ts";
-import { errorStatus } from "./problem.ts";
+import { problems } from "./problem.ts";
 
 describe("the OpenAPI document", () => {
   it("is a valid OpenAPI 3.1 document", async () => {
@@ -33,7 +33,7 @@ describe("the OpenAPI document", () => {
     expect(purchase.responses[409].headers).toBeUndefined();
     for (const operation of operations)
       for (const code of operation.problems)
-        expect(errorStatus[code], `${operation.path} ${code}`).toBeGreaterThanOrEqual(400);
+        expect(problems[code].status, `${operation.path} ${code}`).toBeGreaterThanOrEqual(400);
   });
 
   it("takes request bodies as input (defaults optional) and names the security of each route", () => {

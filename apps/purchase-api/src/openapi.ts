@@ -1,208 +1,23 @@
-import { idPattern, requestIdPattern } from "@flashgate/auth";
 import { z } from "zod";
-import { orderSchema } from "./order-json.ts";
-import { type ErrorCode, errorStatus, problemSchema, wireCode } from "./problem.ts";
-import {
-  activityBody,
-  activitySavedSchema,
-  adminSkuViewSchema,
-  restockBody,
-  restockedSchema,
-  skuBody,
-  skuSavedSchema,
-} from "./routes/admin.ts";
-import { paymentEvent, paymentResultSchema } from "./routes/payments.ts";
-import { purchaseBody } from "./routes/place-purchase.ts";
-import { skuViewSchema } from "./routes/sku-view.ts";
+import type { Operation } from "./operation.ts";
+import { problemSchema, problems, wireCode } from "./problem.ts";
+import { adminOperations } from "./routes/admin.ts";
+import { documentOperation } from "./routes/docs.ts";
+import { paymentCallback } from "./routes/payments.ts";
+import { placePurchase } from "./routes/place-purchase.ts";
+import { ownPurchase } from "./routes/purchases.ts";
+import { serviceOperations } from "./routes/service.ts";
+import { skuView } from "./routes/sku-view.ts";
 
-type Security = "user" | "admin" | "signature" | "none";
-
-/** One route as the document describes it: built from the schemas the route itself validates and answers with. */
-export interface Operation {
-  method: "get" | "post" | "put";
-  path: string;
-  summary: string;
-  security: Security;
-  parameters?: { name: string; in: "path" | "header"; pattern: string; description: string }[];
-  body?: z.ZodType;
-  responses: Record<
-    number,
-    { description: string; schema?: z.ZodType; contentType?: string; headers?: string[] }
-  >;
-  problems: ErrorCode[];
-}
-
-const positiveId = idPattern.source;
-const pathIds = (...names: string[]) =>
-  names.map((name) => ({
-    name,
-    in: "path" as const,
-    pattern: positiveId,
-    description: "a positive integer (≤ 2^53 − 1)",
-  }));
-const keyPattern = requestIdPattern.source;
-
+/** Every route the API serves, as each route's file declares it. */
 export const operations: Operation[] = [
-  {
-    method: "post",
-    path: "/v1/purchases",
-    summary: "Buy one unit of a SKU; a retry with the same Idempotency-Key gets the same answer",
-    security: "user",
-    parameters: [
-      {
-        name: "Idempotency-Key",
-        in: "header",
-        pattern: keyPattern,
-        description:
-          "The buyer's key for this purchase (its user's: another user's same key is another purchase)",
-      },
-    ],
-    body: purchaseBody,
-    responses: {
-      201: { description: "The order, created", schema: orderSchema, headers: ["Location"] },
-      200: { description: "The order this key already placed", schema: orderSchema },
-    },
-    problems: [
-      "INVALID_REQUEST",
-      "UNAUTHORIZED",
-      "NOT_FOUND",
-      "SOLD_OUT",
-      "ALREADY_PURCHASED",
-      "IDEMPOTENCY_KEY_REUSED",
-      "ACTIVITY_NOT_OPEN",
-      "PAYLOAD_TOO_LARGE",
-      "RATE_LIMITED",
-      "UNAVAILABLE",
-    ],
-  },
-  {
-    method: "get",
-    path: "/v1/purchases/{requestId}",
-    summary: "The caller's own purchase under that Idempotency-Key",
-    security: "user",
-    parameters: [{ name: "requestId", in: "path", pattern: keyPattern, description: "the Idempotency-Key" }],
-    responses: { 200: { description: "The order", schema: orderSchema } },
-    problems: ["UNAUTHORIZED", "NOT_FOUND", "UNAVAILABLE"],
-  },
-  {
-    method: "get",
-    path: "/v1/activities/{activityId}/skus/{skuId}",
-    summary: "A SKU's public view, from the cache (anyone)",
-    security: "none",
-    parameters: pathIds("activityId", "skuId"),
-    responses: { 200: { description: "The SKU's state and units left", schema: skuViewSchema } },
-    problems: ["INVALID_REQUEST", "NOT_FOUND", "ACTIVITY_NOT_OPEN", "UNAVAILABLE"],
-  },
-  {
-    method: "post",
-    path: "/v1/payments/callback",
-    summary: "The payment provider's signed event, applied once per eventId",
-    security: "signature",
-    body: paymentEvent,
-    responses: { 200: { description: "Applied now, or already before", schema: paymentResultSchema } },
-    problems: ["INVALID_REQUEST", "UNAUTHORIZED", "NOT_FOUND", "PAYLOAD_TOO_LARGE"],
-  },
-  {
-    method: "put",
-    path: "/admin/v1/activities/{activityId}",
-    summary: "Create or update an activity (its sale window)",
-    security: "admin",
-    parameters: pathIds("activityId"),
-    body: activityBody,
-    responses: {
-      201: { description: "Created", schema: activitySavedSchema },
-      200: { description: "Updated", schema: activitySavedSchema },
-    },
-    problems: ["INVALID_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "PAYLOAD_TOO_LARGE"],
-  },
-  {
-    method: "put",
-    path: "/admin/v1/activities/{activityId}/skus/{skuId}",
-    summary: "Create or update a SKU of an activity",
-    security: "admin",
-    parameters: pathIds("activityId", "skuId"),
-    body: skuBody,
-    responses: {
-      201: { description: "Created", schema: skuSavedSchema },
-      200: { description: "Updated", schema: skuSavedSchema },
-    },
-    problems: ["INVALID_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "PAYLOAD_TOO_LARGE"],
-  },
-  {
-    method: "post",
-    path: "/admin/v1/activities/{activityId}/skus/{skuId}/restock",
-    summary: "Correct a SKU's stock by a delta, recorded in the stock ledger",
-    security: "admin",
-    parameters: pathIds("activityId", "skuId"),
-    body: restockBody,
-    responses: { 200: { description: "Units available after the correction", schema: restockedSchema } },
-    problems: [
-      "INVALID_REQUEST",
-      "UNAUTHORIZED",
-      "FORBIDDEN",
-      "NOT_FOUND",
-      "INVALID_STATE",
-      "PAYLOAD_TOO_LARGE",
-    ],
-  },
-  {
-    method: "get",
-    path: "/admin/v1/activities/{activityId}/skus/{skuId}",
-    summary: "A SKU as MySQL and Redis hold it, with the drift check's verdict",
-    security: "admin",
-    parameters: pathIds("activityId", "skuId"),
-    responses: { 200: { description: "Both views and the verdict", schema: adminSkuViewSchema } },
-    problems: ["INVALID_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND"],
-  },
-  {
-    method: "post",
-    path: "/admin/v1/orders/{orderId}/close",
-    summary: "Close a PENDING order; its unit goes back to stock",
-    security: "admin",
-    parameters: [{ name: "orderId", in: "path", pattern: keyPattern, description: "the order's id" }],
-    responses: { 200: { description: "The closed order", schema: orderSchema } },
-    problems: ["UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "INVALID_STATE"],
-  },
-  {
-    method: "get",
-    path: "/healthz",
-    summary: "The process answers",
-    security: "none",
-    responses: { 200: { description: "Alive", schema: z.strictObject({ status: z.literal("ok") }) } },
-    problems: [],
-  },
-  {
-    method: "get",
-    path: "/readyz",
-    summary: "Redis and the database each answered within a second",
-    security: "none",
-    responses: {
-      200: { description: "Ready", schema: z.looseObject({ status: z.literal("ready") }) },
-      503: {
-        description: "Not ready: the dependencies that did not answer are false",
-        schema: z.looseObject({ status: z.literal("not ready") }),
-      },
-    },
-    problems: [],
-  },
-  {
-    method: "get",
-    path: "/openapi.json",
-    summary: "This document",
-    security: "none",
-    responses: {
-      200: { description: "OpenAPI 3.1", schema: z.looseObject({ openapi: z.literal("3.1.0") }) },
-    },
-    problems: [],
-  },
-  {
-    method: "get",
-    path: "/metrics",
-    summary: "Prometheus metrics",
-    security: "none",
-    responses: { 200: { description: "Prometheus text exposition", contentType: "text/plain" } },
-    problems: [],
-  },
+  placePurchase,
+  ownPurchase,
+  skuView,
+  paymentCallback,
+  ...Object.values(adminOperations),
+  ...serviceOperations,
+  documentOperation,
 ];
 
 const jsonSchema = (schema: z.ZodType, io: "input" | "output") => {
@@ -239,7 +54,7 @@ const securitySchemes = {
 export function problemResponses(operation: Operation): Map<number, string[]> {
   const byStatus = new Map<number, string[]>();
   for (const code of operation.problems) {
-    const status = errorStatus[code];
+    const { status } = problems[code];
     byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), wireCode(code)])]);
   }
   return byStatus;

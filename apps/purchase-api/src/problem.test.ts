@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { type ErrorCode, errorStatus, problemReply } from "./problem.ts";
+import { type ErrorCode, problemReply, problems } from "./problem.ts";
 
 describe("problem replies", () => {
   it("every code serialises to RFC 9457 JSON with its type, title, status, detail, code and trace id", () => {
-    for (const code of Object.keys(errorStatus) as ErrorCode[]) {
+    for (const code of Object.keys(problems) as ErrorCode[]) {
       const reply = problemReply(code, 'a "quoted" détail\n', "trace-1234");
       const problem = JSON.parse(reply.body);
       expect(Object.keys(problem)).toEqual(["type", "title", "status", "detail", "code", "traceId"]);
       expect(problem.type).toBe(`https://flashgate.dev/problems/${code.toLowerCase().replaceAll("_", "-")}`);
       expect(problem.title.length).toBeGreaterThan(0);
-      expect(problem.status).toBe(errorStatus[code]);
-      expect(reply.status).toBe(errorStatus[code]);
+      expect(problem.status).toBe(problems[code].status);
+      expect(reply.status).toBe(problems[code].status);
       expect(problem.detail).toBe('a "quoted" détail\n');
       expect(problem.code).toBe(code === "PAYLOAD_TOO_LARGE" ? "INVALID_REQUEST" : code);
       expect(problem.traceId).toBe("trace-1234");

@@ -1,39 +1,25 @@
 import { isDatabaseUnavailable } from "@flashgate/db";
+import type { Refusal } from "@flashgate/sale";
 import { z } from "zod";
 
-export const errorStatus = {
-  INVALID_REQUEST: 400,
-  UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  PAYLOAD_TOO_LARGE: 413,
-  SOLD_OUT: 409,
-  ALREADY_PURCHASED: 409,
-  IDEMPOTENCY_KEY_REUSED: 409,
-  ACTIVITY_NOT_OPEN: 409,
-  INVALID_STATE: 409,
-  RATE_LIMITED: 429,
-  UNAVAILABLE: 503,
-  INTERNAL: 500,
-} as const;
+/** Every code the API answers a failure with: its status and its problem's title (RFC 9457). */
+export const problems = {
+  INVALID_REQUEST: { status: 400, title: "Invalid request" },
+  UNAUTHORIZED: { status: 401, title: "Unauthorized" },
+  FORBIDDEN: { status: 403, title: "Forbidden" },
+  NOT_FOUND: { status: 404, title: "Not found" },
+  PAYLOAD_TOO_LARGE: { status: 413, title: "Payload too large" },
+  SOLD_OUT: { status: 409, title: "Sold out" },
+  ALREADY_PURCHASED: { status: 409, title: "Already purchased" },
+  IDEMPOTENCY_KEY_REUSED: { status: 409, title: "Idempotency key reused" },
+  ACTIVITY_NOT_OPEN: { status: 409, title: "Activity not open" },
+  INVALID_STATE: { status: 409, title: "Invalid state" },
+  RATE_LIMITED: { status: 429, title: "Too many requests" },
+  UNAVAILABLE: { status: 503, title: "Service unavailable" },
+  INTERNAL: { status: 500, title: "Internal error" },
+} as const satisfies Record<string, { status: number; title: string }>;
 
-export type ErrorCode = keyof typeof errorStatus;
-
-const titles: Record<ErrorCode, string> = {
-  INVALID_REQUEST: "Invalid request",
-  UNAUTHORIZED: "Unauthorized",
-  FORBIDDEN: "Forbidden",
-  NOT_FOUND: "Not found",
-  PAYLOAD_TOO_LARGE: "Payload too large",
-  SOLD_OUT: "Sold out",
-  ALREADY_PURCHASED: "Already purchased",
-  IDEMPOTENCY_KEY_REUSED: "Idempotency key reused",
-  ACTIVITY_NOT_OPEN: "Activity not open",
-  INVALID_STATE: "Invalid state",
-  RATE_LIMITED: "Too many requests",
-  UNAVAILABLE: "Service unavailable",
-  INTERNAL: "Internal error",
-};
+export type ErrorCode = keyof typeof problems;
 
 /** The one error type of the API; the error handler turns it into RFC 9457 problem details. */
 export class ApiError extends Error {
@@ -44,6 +30,10 @@ export class ApiError extends Error {
     super(detail);
     this.code = code;
     this.retryAfterS = retryAfterS;
+  }
+  /** A refusal of the sale's, thrown where a Hono route meets it. */
+  static of(refusal: Refusal): ApiError {
+    return new ApiError(refusal.kind, refusal.detail, refusal.retryAfterS);
   }
 }
 
@@ -74,15 +64,19 @@ export const problemSchema = (codes: readonly string[]) =>
 // The fixed members of each code's problem, serialised once: a sold-out storm sends the same one
 // a hundred thousand times, and only detail and traceId differ.
 const problemHeads = new Map(
-  (Object.keys(errorStatus) as ErrorCode[]).map((code) => [
+  (Object.keys(problems) as ErrorCode[]).map((code) => [
     code,
-    JSON.stringify({ type: problemType(code), title: titles[code], status: errorStatus[code] }).slice(0, -1),
+    JSON.stringify({
+      type: problemType(code),
+      title: problems[code].title,
+      status: problems[code].status,
+    }).slice(0, -1),
   ]),
 );
 
 /** RFC 9457 problem details. Expected rejections build them directly: no exception, no stack capture. */
 export function problemReply(code: ErrorCode, detail: string, traceId: string, retryAfterS?: number): Reply {
-  const status = errorStatus[code];
+  const { status } = problems[code];
   const headers: Record<string, string> = { "content-type": "application/problem+json" };
   if (retryAfterS !== undefined || status === 429 || status === 503)
     headers["retry-after"] = String(retryAfterS ?? 1);

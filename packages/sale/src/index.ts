@@ -11,10 +11,15 @@ export {
 export {
   createPurchaseService,
   type PurchaseObserver,
-  type PurchaseRequest,
-  type PurchaseResult,
   type PurchaseService,
   type TransactionOutcome,
 } from "./purchase.ts";
+export {
+  type PurchaseResult,
+  type Refusal,
+  type RefusalCode,
+  refusalCodes,
+  refusals,
+} from "./refusals.ts";
 export { createSkuWindows, type SkuWindow } from "./sku-window.ts";
 export { createSoldOutShortcut } from "./sold-out-shortcut.ts";

@@ -26,10 +26,10 @@ import { createOverloadGuard } from "./overload-guard.ts";
 import {
   createPurchaseService,
   type PurchaseObserver,
-  type PurchaseResult,
   type PurchaseServiceOptions,
   type TransactionOutcome,
 } from "./purchase.ts";
+import { type PurchaseResult, refusals } from "./refusals.ts";
 
 const hour = 3_600_000;
 
@@ -120,7 +120,7 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
     await s.applyOrder(1);
   }
 
-  const orderOf = (result: PurchaseResult) => (result as Extract<PurchaseResult, { kind: "CREATED" }>).order;
+  const orderOf = (result: PurchaseResult) => (result as Extract<PurchaseResult, { order: unknown }>).order;
 
   it("creates the order in MySQL and keeps the reservation until CDC applies it; a retry with the key gets the same order", async () => {
     const { purchases, seen } = service();
@@ -141,18 +141,16 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
     expect(inFlight).toEqual({ kind: "REPLAYED", order: orderOf(created) });
     expect(await s.reservations()).toBe(1);
     // Another key of the same buyer meanwhile is not a second purchase.
-    expect(await purchases.purchase(s.request(1, `svc-${s.ids.activityId}-other`))).toEqual({
-      kind: "ALREADY_PURCHASED",
-      detail: "another purchase of this user is in progress",
-    });
+    expect(await purchases.purchase(s.request(1, `svc-${s.ids.activityId}-other`))).toEqual(
+      refusals.purchaseInProgress,
+    );
 
     // After CDC: Redis knows the buyer; the key still gets its order, any other key is refused.
     await s.applyOrder(1);
     expect(await purchases.purchase(s.request(1))).toEqual({ kind: "REPLAYED", order: orderOf(created) });
-    expect(await purchases.purchase(s.request(1, `svc-${s.ids.activityId}-third`))).toEqual({
-      kind: "ALREADY_PURCHASED",
-      detail: "this user already holds an order for this SKU",
-    });
+    expect(await purchases.purchase(s.request(1, `svc-${s.ids.activityId}-third`))).toEqual(
+      refusals.alreadyPurchased,
+    );
     expect(await purchases.ownOrder("1", s.request(1).requestId)).toEqual(orderOf(created));
     expect(await purchases.ownOrder("2", s.request(1).requestId)).toBeUndefined();
   });
@@ -161,7 +159,7 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
     const { purchases, seen } = service();
     // Redis believes in units MySQL no longer has (a sale CDC has not applied yet).
     const s = await sale(0, { cachedUnits: 5 });
-    expect(await purchases.purchase(s.request(1))).toEqual({ kind: "SOLD_OUT" });
+    expect(await purchases.purchase(s.request(1))).toEqual(refusals.soldOut);
     expect(await s.reservations()).toBe(0);
     expect(seen.reservations).toBe(0);
     expect(seen.transactions).toEqual(["rejected"]);
@@ -171,17 +169,16 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
     await purchases.purchase(t.request(2));
     await t.applyOrder(2);
     await redis.hdel(skuKeys(t.ids.activityId, t.ids.skuId).sku, buyerField("2"));
-    expect(await purchases.purchase(t.request(2, `svc-${t.ids.activityId}-again`))).toEqual({
-      kind: "ALREADY_PURCHASED",
-      detail: "this user already holds an order for this SKU",
-    });
+    expect(await purchases.purchase(t.request(2, `svc-${t.ids.activityId}-again`))).toEqual(
+      refusals.alreadyPurchased,
+    );
     expect(await t.reservations()).toBe(0);
 
     // The buyer's key used again for another SKU.
     const u = await sale(5);
-    expect(await purchases.purchase({ ...u.ids, userId: "2", requestId: t.request(2).requestId })).toEqual({
-      kind: "IDEMPOTENCY_KEY_REUSED",
-    });
+    expect(await purchases.purchase({ ...u.ids, userId: "2", requestId: t.request(2).requestId })).toEqual(
+      refusals.keyReused,
+    );
     expect(await u.reservations()).toBe(0);
   });
 
@@ -193,18 +190,12 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
       startsAt: new Date(Date.now() + hour),
       endsAt: new Date(Date.now() + 2 * hour),
     });
-    expect(await purchases.purchase(early.request(1))).toEqual({
-      kind: "ACTIVITY_NOT_OPEN",
-      detail: "the sale has not started",
-    });
+    expect(await purchases.purchase(early.request(1))).toEqual(refusals.notStarted);
     const late = await sale(5, {
       startsAt: new Date(Date.now() - 2 * hour),
       endsAt: new Date(Date.now() - 1000),
     });
-    expect(await purchases.purchase(late.request(1))).toEqual({
-      kind: "ACTIVITY_NOT_OPEN",
-      detail: "the sale has ended",
-    });
+    expect(await purchases.purchase(late.request(1))).toEqual(refusals.ended);
     const limited = await sale(5, { cachedUnits: 5 });
     await purchases.purchase(limited.request(1));
     const refused = await purchases.purchase(limited.request(1, `svc-${limited.ids.activityId}-2nd`));
@@ -227,12 +218,11 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
       // The shortcut stands once the subscription does; until then every answer comes from Redis.
       await eventually(async () => {
         await purchases.purchase(s.request(2));
-        expect(purchases.purchase(s.request(3))).toEqual({ kind: "SOLD_OUT" });
+        expect(purchases.purchase(s.request(3))).toEqual(refusals.soldOut);
       });
-      expect(purchases.purchase(s.request(1, `svc-${s.ids.activityId}-new`))).toEqual({
-        kind: "ALREADY_PURCHASED",
-        detail: "this user already holds an order for this SKU",
-      });
+      expect(purchases.purchase(s.request(1, `svc-${s.ids.activityId}-new`))).toEqual(
+        refusals.alreadyPurchased,
+      );
       // The buyer's own key is not answered locally: it goes on to get its order.
       const replay = purchases.purchase(s.request(1));
       expect(replay).toBeInstanceOf(Promise);
@@ -253,7 +243,7 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
       await redis.hset(skuKeys(s.ids.activityId, s.ids.skuId).sku, "available", 0);
       await eventually(async () => {
         await purchases.purchase(s.request(2));
-        expect(purchases.purchase(s.request(3))).toEqual({ kind: "SOLD_OUT" });
+        expect(purchases.purchase(s.request(3))).toEqual(refusals.soldOut);
       });
       // An order the stock row does not know of: a renewal that read the buyers would name user 9.
       await pool.query(
@@ -267,10 +257,8 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
         await purchases.purchase(s.request(2));
         expect(performance.now() - since).toBeGreaterThan(4 * ttlMs);
         // Both answered locally, from the renewed snapshot, which still does not name user 9.
-        expect(purchases.purchase(s.request(3))).toEqual({ kind: "SOLD_OUT" });
-        expect(purchases.purchase(s.request(9, `svc-${s.ids.activityId}-9-new`))).toEqual({
-          kind: "SOLD_OUT",
-        });
+        expect(purchases.purchase(s.request(3))).toEqual(refusals.soldOut);
+        expect(purchases.purchase(s.request(9, `svc-${s.ids.activityId}-9-new`))).toEqual(refusals.soldOut);
       });
     } finally {
       subscriber.disconnect();
@@ -282,18 +270,12 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
     const unknown = freshIds();
     expect(
       await purchases.purchase({ ...unknown, userId: "1", requestId: `svc-${unknown.activityId}-1` }),
-    ).toEqual({
-      kind: "NOT_FOUND",
-    });
+    ).toEqual(refusals.unknownSku);
 
     const open = freshIds();
     await createSale(pool, { ...open, units: 5 });
     expect(await purchases.purchase({ ...open, userId: "1", requestId: `svc-${open.activityId}-1` })).toEqual(
-      {
-        kind: "UNAVAILABLE",
-        detail: "this SKU's cache is being rebuilt",
-        retryAfterS: 1,
-      },
+      refusals.rebuilding,
     );
     expect(await redis.sismember(rebuildQueueKey, skuRef(open.activityId, open.skuId))).toBe(1);
     await redis.srem(rebuildQueueKey, skuRef(open.activityId, open.skuId));
@@ -312,10 +294,7 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
     const keys = skuKeys(ended.ids.activityId, ended.ids.skuId);
     await redis.del(keys.sku, keys.reservations, keys.reservationRequests);
     expect(await purchases.purchase(ended.request(1))).toEqual({ kind: "REPLAYED", order: orderOf(created) });
-    expect(await purchases.purchase(ended.request(2))).toEqual({
-      kind: "ACTIVITY_NOT_OPEN",
-      detail: "the sale has ended",
-    });
+    expect(await purchases.purchase(ended.request(2))).toEqual(refusals.ended);
     expect(await purchases.missingSku(ended.ids.activityId, ended.ids.skuId)).toBe("ENDED");
     expect(await redis.sismember(rebuildQueueKey, skuRef(ended.ids.activityId, ended.ids.skuId))).toBe(0);
   });
@@ -326,17 +305,14 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
     await pool.query("UPDATE activity SET ends_at = NOW(3) - INTERVAL 1 SECOND WHERE id = ?", [
       closing.ids.activityId,
     ]);
-    expect(await purchases.purchase(closing.request(1))).toEqual({
-      kind: "ACTIVITY_NOT_OPEN",
-      detail: "the sale is not open",
-    });
+    expect(await purchases.purchase(closing.request(1))).toEqual(refusals.notOpen);
     expect(await closing.reservations()).toBe(0);
     const gone = await sale(5);
     await pool.query("DELETE FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [
       gone.ids.activityId,
       gone.ids.skuId,
     ]);
-    expect(await purchases.purchase(gone.request(1))).toEqual({ kind: "NOT_FOUND" });
+    expect(await purchases.purchase(gone.request(1))).toEqual(refusals.unknownSku);
     expect(await gone.reservations()).toBe(0);
   });
 
@@ -357,28 +333,20 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
     const s = await sale(5);
     await boughtAndApplied(s);
     const full = service({ guard: createOverloadGuard({ maxInFlight: 0, maxQueue: 0, maxWaitMs: 1 }) });
-    expect(await full.purchases.purchase(s.request(1, `svc-${s.ids.activityId}-x`))).toEqual({
-      kind: "UNAVAILABLE",
-      detail: "too many purchases in flight",
-      retryAfterS: 1,
-    });
+    expect(await full.purchases.purchase(s.request(1, `svc-${s.ids.activityId}-x`))).toEqual(
+      refusals.overloaded,
+    );
     expect(full.seen.overloaded).toBe(1);
     const deadPool = createPool("mysql://nobody:nothing@127.0.0.1:1/flashgate", { connectionLimit: 1 });
     try {
       const down = service({ pool: deadPool, readPool: deadPool });
-      expect(await down.purchases.purchase(s.request(1, `svc-${s.ids.activityId}-y`))).toEqual({
-        kind: "UNAVAILABLE",
-        detail: "the database is unavailable",
-        retryAfterS: 2,
-      });
+      expect(await down.purchases.purchase(s.request(1, `svc-${s.ids.activityId}-y`))).toEqual(
+        refusals.databaseDown,
+      );
       const missing = freshIds();
       expect(
         await down.purchases.purchase({ ...missing, userId: "1", requestId: `svc-${missing.activityId}-1` }),
-      ).toEqual({
-        kind: "UNAVAILABLE",
-        detail: "the database is unavailable",
-        retryAfterS: 2,
-      });
+      ).toEqual(refusals.databaseDown);
       expect(down.seen.failures).toEqual(["database replay", "database sku-window"]);
     } finally {
       await deadPool.end();
@@ -403,11 +371,7 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
       const answer = purchases.purchase(s.request(1));
       await untilLockWait();
       await proxy.cut();
-      expect(await answer).toEqual({
-        kind: "UNAVAILABLE",
-        detail: "the outcome is unknown; retry with the same Idempotency-Key",
-        retryAfterS: 1,
-      });
+      expect(await answer).toEqual(refusals.outcomeUnknown);
       expect(await s.reservations()).toBe(1);
       expect(seen).toMatchObject({
         transactions: ["unknown"],
@@ -429,11 +393,7 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
     deadRedis.on("error", () => {});
     const noRedis = service({ redis: deadRedis });
     const s = await sale(5);
-    expect(await noRedis.purchases.purchase(s.request(1))).toEqual({
-      kind: "UNAVAILABLE",
-      detail: "the cache is unavailable",
-      retryAfterS: 1,
-    });
+    expect(await noRedis.purchases.purchase(s.request(1))).toEqual(refusals.cacheDown);
     expect(noRedis.seen.failures).toEqual(["redis reserve"]);
 
     const deadPool = createPool("mysql://nobody:nothing@127.0.0.1:1/flashgate", {
@@ -442,11 +402,7 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
     });
     try {
       const noDatabase = service({ pool: deadPool });
-      expect(await noDatabase.purchases.purchase(s.request(2))).toEqual({
-        kind: "UNAVAILABLE",
-        detail: "the database is unavailable",
-        retryAfterS: 2,
-      });
+      expect(await noDatabase.purchases.purchase(s.request(2))).toEqual(refusals.databaseDown);
       expect(await s.reservations()).toBe(0);
       expect(noDatabase.seen.reservations).toBe(0);
       expect(noDatabase.seen.failures).toEqual(["database decide"]);
@@ -457,11 +413,7 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
 
     // No slot for a transaction: 503 at once, the reservation given back.
     const full = service({ guard: createOverloadGuard({ maxInFlight: 0, maxQueue: 0, maxWaitMs: 1 }) });
-    expect(await full.purchases.purchase(s.request(3))).toEqual({
-      kind: "UNAVAILABLE",
-      detail: "too many purchases in flight",
-      retryAfterS: 1,
-    });
+    expect(await full.purchases.purchase(s.request(3))).toEqual(refusals.overloaded);
     expect(await s.reservations()).toBe(0);
     expect(full.seen).toMatchObject({ overloaded: 1, failures: [], transactions: [] });
   });

@@ -20,21 +20,9 @@ import {
 import type { Pool } from "mysql2/promise";
 import { createDecisionBatcher } from "./decision-batcher.ts";
 import { OverloadedError, type OverloadGuard } from "./overload-guard.ts";
+import { type PurchaseResult, refusals } from "./refusals.ts";
 import { createSkuWindows } from "./sku-window.ts";
 import { createSoldOutShortcut, followUnitsBack } from "./sold-out-shortcut.ts";
-
-export type PurchaseRequest = PurchaseInput;
-
-export type PurchaseResult =
-  | { kind: "CREATED"; order: Order }
-  | { kind: "REPLAYED"; order: Order }
-  | { kind: "SOLD_OUT" }
-  | { kind: "ALREADY_PURCHASED"; detail: string }
-  | { kind: "IDEMPOTENCY_KEY_REUSED" }
-  | { kind: "ACTIVITY_NOT_OPEN"; detail: string }
-  | { kind: "NOT_FOUND" }
-  | { kind: "RATE_LIMITED"; retryAfterS: number }
-  | { kind: "UNAVAILABLE"; detail: string; retryAfterS: number };
 
 export type TransactionOutcome = "committed" | "rejected" | "unknown" | "failed";
 
@@ -73,21 +61,11 @@ export interface PurchaseServiceOptions {
   observer?: PurchaseObserver;
 }
 
-const soldOutResult: PurchaseResult = { kind: "SOLD_OUT" };
 const noObserver: PurchaseObserver = {
   transaction: () => {},
   reservations: () => {},
   overloaded: () => {},
   dependencyFailed: () => {},
-};
-const alreadyPurchased: PurchaseResult = {
-  kind: "ALREADY_PURCHASED",
-  detail: "this user already holds an order for this SKU",
-};
-const databaseUnavailable: PurchaseResult = {
-  kind: "UNAVAILABLE",
-  detail: "the database is unavailable",
-  retryAfterS: 2,
 };
 
 /**
@@ -107,15 +85,15 @@ function decisionResult(decision: PurchaseDecision): PurchaseResult {
     case "replayed":
       return { kind: "REPLAYED", order: decision.order };
     case "sold_out":
-      return soldOutResult;
+      return refusals.soldOut;
     case "not_open":
-      return { kind: "ACTIVITY_NOT_OPEN", detail: "the sale is not open" };
+      return refusals.notOpen;
     case "unknown_sku":
-      return { kind: "NOT_FOUND" };
+      return refusals.unknownSku;
     case "already_purchased":
-      return alreadyPurchased;
+      return refusals.alreadyPurchased;
     case "key_reused":
-      return { kind: "IDEMPOTENCY_KEY_REUSED" };
+      return refusals.keyReused;
   }
 }
 
@@ -138,10 +116,10 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
   const skuWindow = createSkuWindows(options.readPool);
   const overloaded = (): PurchaseResult => {
     observer.overloaded();
-    return { kind: "UNAVAILABLE", detail: "too many purchases in flight", retryAfterS: 1 };
+    return refusals.overloaded;
   };
 
-  async function fastPath(request: PurchaseRequest): Promise<ReserveOutcome | "REDIS_DOWN"> {
+  async function fastPath(request: PurchaseInput): Promise<ReserveOutcome | "REDIS_DOWN"> {
     try {
       return await reserveUnit(redis, request, limits);
     } catch (error) {
@@ -152,7 +130,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
 
   /** `counted`: this call made the reservation; `inherited`: an earlier attempt with the same key did. */
   async function decide(
-    request: PurchaseRequest,
+    request: PurchaseInput,
     reservation: "counted" | "inherited",
   ): Promise<PurchaseResult> {
     const release = async () => {
@@ -168,16 +146,12 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       if (error instanceof OutcomeUnknownError) {
         observer.dependencyFailed("database", "decide", error);
         // The unit may be sold: keep the reservation until its TTL so nobody else can take it twice.
-        return {
-          kind: "UNAVAILABLE",
-          detail: "the outcome is unknown; retry with the same Idempotency-Key",
-          retryAfterS: 1,
-        };
+        return refusals.outcomeUnknown;
       }
       await release();
       if (error instanceof OverloadedError) return overloaded();
       observer.dependencyFailed("database", "decide", error);
-      return databaseUnavailable;
+      return refusals.databaseDown;
     }
     if (!holdsItsUnit(decision, reservation)) await release();
     return decisionResult(decision);
@@ -188,14 +162,14 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
    * of the key) is read from MySQL through the overload guard, so that a buyer hammering new keys never
    * becomes a flood of reads.
    */
-  async function replayOr(request: PurchaseRequest, otherwise: PurchaseResult): Promise<PurchaseResult> {
+  async function replayOr(request: PurchaseInput, otherwise: PurchaseResult): Promise<PurchaseResult> {
     try {
       const decision = await guard.run(() => findReplay(pool, request));
       return decision ? decisionResult(decision) : otherwise;
     } catch (error) {
       if (error instanceof OverloadedError) return overloaded();
       observer.dependencyFailed("database", "replay", error);
-      return databaseUnavailable;
+      return refusals.databaseDown;
     }
   }
 
@@ -218,38 +192,37 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
   }
 
   /** A purchase of a SKU missing from Redis: the closed window (or the key's order), or come back. */
-  async function notLoaded(request: PurchaseRequest): Promise<PurchaseResult> {
+  async function notLoaded(request: PurchaseInput): Promise<PurchaseResult> {
     let missing: Awaited<ReturnType<typeof missingSku>>;
     try {
       missing = await missingSku(request.activityId, request.skuId);
     } catch (error) {
       observer.dependencyFailed("database", "sku-window", error);
-      return databaseUnavailable;
+      return refusals.databaseDown;
     }
     switch (missing) {
       case "NOT_FOUND":
-        return { kind: "NOT_FOUND" };
+        return refusals.unknownSku;
       case "ENDED":
-        return replayOr(request, { kind: "ACTIVITY_NOT_OPEN", detail: "the sale has ended" });
+        return replayOr(request, refusals.ended);
       case "REBUILDING":
-        return { kind: "UNAVAILABLE", detail: "this SKU's cache is being rebuilt", retryAfterS: 1 };
+        return refusals.rebuilding;
     }
   }
 
   /** The answer this process knows without asking anyone (a sold-out SKU's snapshot), or undefined. */
-  function answerLocally(request: PurchaseRequest): PurchaseResult | undefined {
+  function answerLocally(request: PurchaseInput): PurchaseResult | undefined {
     switch (soldOut.answer(request.activityId, request.skuId, request.userId, request.requestId)) {
       case "SOLD_OUT":
-        return soldOutResult;
+        return refusals.soldOut;
       case "ALREADY_PURCHASED":
-        return alreadyPurchased;
+        return refusals.alreadyPurchased;
     }
   }
 
-  async function throughRedis(request: PurchaseRequest): Promise<PurchaseResult> {
+  async function throughRedis(request: PurchaseInput): Promise<PurchaseResult> {
     const fast = await fastPath(request);
-    if (fast === "REDIS_DOWN")
-      return { kind: "UNAVAILABLE", detail: "the cache is unavailable", retryAfterS: 1 };
+    if (fast === "REDIS_DOWN") return refusals.cacheDown;
     switch (fast.outcome) {
       case "RESERVED":
         observer.reservations(1);
@@ -257,18 +230,18 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       case "IN_FLIGHT":
         // The same key again while its first attempt is unresolved: the transaction is idempotent on the key.
         if (fast.requestId === request.requestId) return decide(request, "inherited");
-        return { kind: "ALREADY_PURCHASED", detail: "another purchase of this user is in progress" };
+        return refusals.purchaseInProgress;
       case "SOLD_OUT":
         soldOut.soldOut(request.activityId, request.skuId);
-        return soldOutResult;
+        return refusals.soldOut;
       case "ALREADY":
-        return replayOr(request, alreadyPurchased);
+        return replayOr(request, refusals.alreadyPurchased);
       case "RATE_LIMITED":
-        return { kind: "RATE_LIMITED", retryAfterS: Math.ceil(fast.retryAfterMs / 1000) };
+        return { ...refusals.rateLimited, retryAfterS: Math.ceil(fast.retryAfterMs / 1000) };
       case "NOT_STARTED":
-        return { kind: "ACTIVITY_NOT_OPEN", detail: "the sale has not started" };
+        return refusals.notStarted;
       case "ENDED":
-        return { kind: "ACTIVITY_NOT_OPEN", detail: "the sale has ended" };
+        return refusals.ended;
       case "NOT_LOADED":
         return notLoaded(request);
     }
@@ -279,7 +252,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
      * A result at once when this process already knows it (a storm's sold-out answer: no promise to
      * wait for), else the fast path and, for a plausible buyer, the database.
      */
-    purchase(request: PurchaseRequest): PurchaseResult | Promise<PurchaseResult> {
+    purchase(request: PurchaseInput): PurchaseResult | Promise<PurchaseResult> {
       return answerLocally(request) ?? throughRedis(request);
     },
     missingSku,

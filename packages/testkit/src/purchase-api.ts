@@ -1,11 +1,10 @@
-import { redisClient, withScripts } from "@flashgate/cache";
-import { warmPool } from "@flashgate/db";
+import { once } from "node:events";
 import { createLogger } from "@flashgate/logger";
-import { createApp, createPools } from "@flashgate/purchase-api/app";
 import { loadConfig } from "@flashgate/purchase-api/config";
+import { startPurchaseApi } from "@flashgate/purchase-api/start";
 import { loadSkuFromDatabase } from "@flashgate/sync";
 import { expect } from "vitest";
-import { idempotencyKey, serveApp, userToken } from "./api-harness.ts";
+import { idempotencyKey, userToken } from "./api-harness.ts";
 import { type clients, expectConverged } from "./cache-harness.ts";
 import { stackEnv } from "./env.ts";
 import { freshIds } from "./ids.ts";
@@ -26,30 +25,17 @@ export async function startApi(options: ApiHarnessOptions = {}) {
     ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
     LOG_LEVEL: "silent",
     RATE_LIMIT: "1000",
+    // Every test client shares one loopback address; a stampede of them is the test, not an attack.
+    HTTP_MAX_CONNECTIONS: "100000",
+    HTTP_MAX_CONNECTIONS_PER_ADDRESS: "100000",
     ...options.env,
   });
-  const redis = withScripts(
-    redisClient(config.REDIS_URL, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: 1000,
-    }),
-  );
-  redis.on("error", () => {});
-  await new Promise((resolve) => redis.once("ready", resolve));
-  const subscriber = redisClient(config.REDIS_URL, { connectTimeout: 1000 });
-  subscriber.on("error", () => {});
-  const { pool, readPool } = createPools(config);
-  if (!options.databaseUrl) await warmPool(pool, config.DB_POOL_SIZE);
-  const app = createApp({
-    config,
-    redis,
-    subscriber,
-    pool,
-    readPool,
-    logger: createLogger("purchase-api-test", "silent"),
+  const api = await startPurchaseApi(config, createLogger("purchase-api-test", "silent"), {
+    port: 0,
+    host: "127.0.0.1",
   });
-  const server = await serveApp(app.listener);
+  const { app, redis, pool } = api;
+  if (redis.status !== "ready") await once(redis, "ready");
 
   const purchase = async (
     userId: number,
@@ -57,7 +43,7 @@ export async function startApi(options: ApiHarnessOptions = {}) {
     key = idempotencyKey(),
     headers: Record<string, string> = {},
   ) => {
-    const response = await fetch(`${server.url}/v1/purchases`, {
+    const response = await fetch(`${api.url}/v1/purchases`, {
       method: "POST",
       headers: {
         authorization: `Bearer ${userToken(config.AUTH_JWT_SECRET, userId)}`,
@@ -82,20 +68,14 @@ export async function startApi(options: ApiHarnessOptions = {}) {
 
   return {
     app,
-    url: server.url,
+    url: api.url,
     config,
     redis,
     pool,
     purchase,
     transactions,
     load: (activityId: number, skuId: number) => loadSkuFromDatabase(pool, redis, activityId, skuId),
-    async close() {
-      await server.close();
-      await pool.end().catch(() => {});
-      await readPool.end().catch(() => {});
-      redis.disconnect();
-      subscriber.disconnect();
-    },
+    close: api.close,
   };
 }
 

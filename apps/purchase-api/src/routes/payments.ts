@@ -4,10 +4,11 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { parseJson, rawBody } from "../body.ts";
 import type { AppEnv } from "../env.ts";
+import { type Operation, serve } from "../operation.ts";
 import { currencySchema, orderStateSchema } from "../order-json.ts";
 import { ApiError } from "../problem.ts";
 
-export const paymentEvent = z.strictObject({
+const paymentEvent = z.strictObject({
   eventId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
   orderId: z.string().regex(requestIdPattern),
   status: z.enum(["SUCCEEDED", "FAILED"]),
@@ -29,6 +30,16 @@ export const paymentResultSchema = z.union([
     .describe("The event was seen before: its first outcome, nothing applied again"),
 ]);
 
+export const paymentCallback: Operation = {
+  method: "post",
+  path: "/v1/payments/callback",
+  summary: "The payment provider's signed event, applied once per eventId",
+  security: "signature",
+  body: paymentEvent,
+  responses: { 200: { description: "Applied now, or already before", schema: paymentResultSchema } },
+  problems: ["INVALID_REQUEST", "UNAUTHORIZED", "NOT_FOUND", "PAYLOAD_TOO_LARGE"],
+};
+
 /** A payment event is a few hundred bytes; nothing bigger is read. */
 const maxCallbackBytes = 4 * 1024;
 
@@ -37,7 +48,8 @@ const maxCallbackBytes = 4 * 1024;
  * signature header's shape and age are checked before the body is read, the body's MAC after.
  */
 export function paymentRoutes(deps: { payments: PaymentService; secret: string }) {
-  return new Hono<AppEnv>().post("/callback", async (c) => {
+  const router = new Hono<AppEnv>();
+  serve(router, paymentCallback, async (c) => {
     const signature = readSignatureHeader(c.req.header("flashgate-signature"));
     if (typeof signature === "string") throw new ApiError("UNAUTHORIZED", `signature ${signature}`);
     const raw = await rawBody(c, maxCallbackBytes);
@@ -63,4 +75,5 @@ export function paymentRoutes(deps: { payments: PaymentService; secret: string }
         });
     }
   });
+  return router;
 }

@@ -1,18 +1,41 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isRequestId, type JwtVerifier } from "@flashgate/auth";
 import type { Logger } from "@flashgate/logger";
-import type { PurchaseResult, PurchaseService } from "@flashgate/sale";
+import { type PurchaseResult, type PurchaseService, refusalCodes } from "@flashgate/sale";
 import { z } from "zod";
 import { authenticateUser } from "../auth.ts";
 import { parseJson, readBody } from "../body.ts";
 import type { Metrics } from "../metrics.ts";
-import { orderJson } from "../order-json.ts";
+import { keyPattern, type Operation } from "../operation.ts";
+import { orderJson, orderSchema } from "../order-json.ts";
 import { ApiError, errorReply, problemReply, type Reply } from "../problem.ts";
 import { traceIdOf } from "../trace.ts";
 
-export const route = "/v1/purchases";
 const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
-export const purchaseBody = z.strictObject({ activityId: id, skuId: id });
+const purchaseBody = z.strictObject({ activityId: id, skuId: id });
+
+export const placePurchase = {
+  method: "post",
+  path: "/v1/purchases",
+  summary: "Buy one unit of a SKU; a retry with the same Idempotency-Key gets the same answer",
+  security: "user",
+  parameters: [
+    {
+      name: "Idempotency-Key",
+      in: "header",
+      pattern: keyPattern,
+      description:
+        "The buyer's key for this purchase (its user's: another user's same key is another purchase)",
+    },
+  ],
+  body: purchaseBody,
+  responses: {
+    201: { description: "The order, created", schema: orderSchema, headers: ["Location"] },
+    200: { description: "The order this key already placed", schema: orderSchema },
+  },
+  problems: ["INVALID_REQUEST", "UNAUTHORIZED", "PAYLOAD_TOO_LARGE", ...refusalCodes],
+} satisfies Operation;
+const route = placePurchase.path;
 
 function memo<K, V>(make: (key: K) => V): (key: K) => V {
   const made = new Map<K, V>();
@@ -33,31 +56,10 @@ const orderReply = (result: { order: Parameters<typeof orderJson>[0] }, status: 
   return { status, headers, body: JSON.stringify(order) };
 };
 
+/** An order (201 new, 200 the key's own again) or the refusal's problem. */
 function resultReply(result: PurchaseResult, traceId: string): Reply {
-  switch (result.kind) {
-    case "CREATED":
-      return orderReply(result, 201);
-    case "REPLAYED":
-      return orderReply(result, 200);
-    case "SOLD_OUT":
-      return problemReply("SOLD_OUT", "no units left", traceId);
-    case "ALREADY_PURCHASED":
-      return problemReply("ALREADY_PURCHASED", result.detail, traceId);
-    case "IDEMPOTENCY_KEY_REUSED":
-      return problemReply(
-        "IDEMPOTENCY_KEY_REUSED",
-        "this Idempotency-Key was used for another request",
-        traceId,
-      );
-    case "ACTIVITY_NOT_OPEN":
-      return problemReply("ACTIVITY_NOT_OPEN", result.detail, traceId);
-    case "NOT_FOUND":
-      return problemReply("NOT_FOUND", "no such activity or SKU", traceId);
-    case "RATE_LIMITED":
-      return problemReply("RATE_LIMITED", "too many requests for this SKU", traceId, result.retryAfterS);
-    case "UNAVAILABLE":
-      return problemReply("UNAVAILABLE", result.detail, traceId, result.retryAfterS);
-  }
+  if ("order" in result) return orderReply(result, result.kind === "CREATED" ? 201 : 200);
+  return problemReply(result.kind, result.detail, traceId, result.retryAfterS);
 }
 
 /**

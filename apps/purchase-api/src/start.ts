@@ -1,0 +1,76 @@
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import { redisClient, withScripts } from "@flashgate/cache";
+import { createPool, warmPool } from "@flashgate/db";
+import type { Logger } from "@flashgate/logger";
+import { createApp } from "./app.ts";
+import type { PurchaseApiConfig } from "./config.ts";
+import { createHttpServer } from "./server.ts";
+
+/** The decisions' pool, and a small one with a bounded queue for the reads anyone can cause. */
+function createPools(config: PurchaseApiConfig) {
+  return {
+    pool: createPool(config.DATABASE_URL, { connectionLimit: config.DB_POOL_SIZE, multipleStatements: true }),
+    // A full queue refuses at once ("Queue limit reached"): the caller gets a 503, the purchases nothing.
+    readPool: createPool(config.DATABASE_URL, {
+      connectionLimit: config.DB_READ_POOL_SIZE,
+      queueLimit: config.DB_READ_QUEUE,
+    }),
+  };
+}
+
+/**
+ * The purchase API running: its Redis clients, its pools, the app behind its bounded HTTP server,
+ * listening on `listen` (the config's port and host unless told otherwise); `close` ends them all.
+ * A dependency down at start is not fatal: requests get 503 until it answers.
+ */
+export async function startPurchaseApi(
+  config: PurchaseApiConfig,
+  logger: Logger,
+  listen: { port: number; host: string } = { port: config.PORT, host: config.HOST },
+) {
+  // Fail fast: with Redis down a request must get 503 at once, not wait in an offline queue.
+  const redis = withScripts(
+    redisClient(config.REDIS_URL, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: 1000,
+    }),
+  );
+  redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
+  const subscriber = redisClient(config.REDIS_URL, { connectTimeout: 1000 });
+  subscriber.on("error", (error) => logger.warn({ err: error.message }, "redis subscriber connection error"));
+  const { pool, readPool } = createPools(config);
+  await warmPool(pool, config.DB_POOL_SIZE).catch((error) =>
+    logger.warn({ err: error.message }, "database not reachable yet"),
+  );
+  const app = createApp({ config, redis, subscriber, pool, readPool, logger });
+  const server = createHttpServer(app.listener, {
+    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    maxConnections: config.HTTP_MAX_CONNECTIONS,
+    maxConnectionsPerAddress: config.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
+  });
+  server.listen(listen.port, listen.host);
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  logger.info({ port }, "purchase-api listening");
+  return {
+    app,
+    url: `http://${listen.host}:${port}`,
+    redis,
+    pool,
+    /** Stops taking connections, waits for the open ones' requests, then closes every client. */
+    close: () =>
+      new Promise<void>((done) =>
+        server.close(async () => {
+          await pool.end().catch(() => {});
+          await readPool.end().catch(() => {});
+          redis.disconnect();
+          subscriber.disconnect();
+          done();
+        }),
+      ),
+  };
+}
