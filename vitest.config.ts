@@ -34,12 +34,14 @@ export const fastTiers: TestProjectInlineConfiguration[] = [
       hookTimeout: 300_000,
     },
   },
-  // A service's rules across Redis and the database together, without CDC.
+  // A service's rules across Redis and the database together, and the API's HTTP behaviour, without CDC.
   {
     test: {
       name: "service",
       include: ["{apps,packages}/*/src/**/*.service.test.ts"],
       globalSetup: ["packages/testkit/src/fast-tier-setup.ts"],
+      // The API's stampede and fuzz files send thousands of requests; on two cores beside other files.
+      testTimeout: 120_000,
       hookTimeout: 300_000,
     },
   },

@@ -1,4 +1,4 @@
-import { type StackContext, silentProgress, stackContext } from "@flashgate/stack";
+import { appEnv, type StackContext, silentProgress, stackContext } from "@flashgate/stack";
 import { inject } from "vitest";
 
 export const stackEnv = (): Record<string, string> => inject("stackEnv");
@@ -22,3 +22,9 @@ export function fastDatabaseUrl(): string {
   if (!url) throw new Error("no database here: name the test file *.db.test.ts or *.service.test.ts");
   return url;
 }
+
+/**
+ * The apps' environment in the tier this test runs in: the whole test stack's (integration), or a fast
+ * tier's own Redis and database (`service`: an app's HTTP behaviour without Kafka, Connect or CDC).
+ */
+export const appTierEnv = (): Record<string, string> => inject("stackEnv") ?? appEnv(fastTierContext());

@@ -6,7 +6,7 @@ import { loadSkuFromDatabase } from "@flashgate/sync";
 import { expect } from "vitest";
 import { idempotencyKey, userToken } from "./api-harness.ts";
 import { type clients, expectConverged } from "./cache-harness.ts";
-import { stackEnv } from "./env.ts";
+import { appTierEnv } from "./env.ts";
 import { freshIds } from "./ids.ts";
 import { createSale } from "./sale-fixture.ts";
 
@@ -16,9 +16,12 @@ export interface ApiHarnessOptions {
   env?: Record<string, string>;
 }
 
-/** A real purchase-api over real HTTP against the test stack (or a proxy in front of it). */
+/**
+ * A real purchase-api in this process, over real HTTP, against the tier's Redis and database (the test
+ * stack's, a fast tier's, or a proxy in front of them).
+ */
 export async function startApi(options: ApiHarnessOptions = {}) {
-  const env = stackEnv();
+  const env = appTierEnv();
   const config = loadConfig({
     ...env,
     ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),

@@ -34,13 +34,14 @@ async function client(options: Common): Promise<ConnectClient> {
 }
 
 /**
- * Placeholders resolve in the Connect worker: on your own, the environment you give it; locally, the
- * stack's connector environment.
+ * The ${env:…} placeholders set nowhere: placeholders resolve in the Connect worker, so those this
+ * environment lacks are looked up in what the local stack's worker gets (its connector environment).
  */
-async function placeholderEnv(common: Common) {
-  if (common.connectUrl ?? process.env.KAFKA_CONNECT_URL) return process.env;
+async function unsetPlaceholders(config: Record<string, string>) {
+  const missing = missingEnvPlaceholders(config, process.env);
+  if (!missing.length) return missing;
   const { connectorEnv, stackContext } = await localStack();
-  return { ...connectorEnv(stackContext()), ...process.env };
+  return missingEnvPlaceholders(config, { ...connectorEnv(stackContext()), ...process.env });
 }
 
 /** A connector name means connectors/NAME.json (the local stack's engine's by default); a path to a .json file is read as it is. */
@@ -64,7 +65,7 @@ function statusLines(status: Awaited<ReturnType<ConnectClient["status"]>>): stri
 /** Placeholders set, then Connect's own validation; prints each refused property. Undefined when invalid. */
 async function validated(name: string | undefined, verb: "valid" | "applied", common: Common) {
   const connector = await fileFor(name);
-  const missing = missingEnvPlaceholders(connector.config, await placeholderEnv(common));
+  const missing = await unsetPlaceholders(connector.config);
   if (missing.length)
     throw new ConnectError("invalid_config", `unset \${env:…} placeholders: ${missing.join(", ")}`);
   const c = await client(common);
