@@ -67,7 +67,7 @@ export default defineConfig({
       {
         test: {
           name: "cluster",
-          include: ["packages/stack/test/cluster/*.cluster.test.ts"],
+          include: ["apps/*/test/cluster/*.cluster.test.ts"],
           globalSetup: ["packages/testkit/src/cluster-setup.ts"],
           fileParallelism: false,
           testTimeout: 300_000,

@@ -1,4 +1,5 @@
 import { signJwt } from "@flashgate/auth";
+import { addSkus, createActivity, createSale as createTestkitSale } from "@flashgate/testkit/sale-fixture";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 
 let next = Math.floor(Date.now() / 1000) * 100;
@@ -7,16 +8,8 @@ export const newSale = () => {
   return { activityId: next, skuId: 1 };
 };
 
-export async function createSale(pool: Pool, sale: { activityId: number; skuId: number }, units: number) {
-  await pool.query(
-    "INSERT INTO activity (id, name, starts_at, ends_at) VALUES (?, 'bench', NOW(3) - INTERVAL 1 MINUTE, NOW(3) + INTERVAL 1 HOUR)",
-    [sale.activityId],
-  );
-  await pool.query(
-    "INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES (?, ?, ?, 1000, 'EUR')",
-    [sale.activityId, sale.skuId, units],
-  );
-}
+export const createSale = (pool: Pool, sale: { activityId: number; skuId: number }, units: number) =>
+  createTestkitSale(pool, { ...sale, name: "bench", units, priceCents: 1000 });
 
 export async function unitsSold(pool: Pool, sale: { activityId: number; skuId: number }) {
   const [rows] = await pool.query<RowDataPacket[]>(
@@ -49,13 +42,11 @@ export const purchaseRequest = (sale: { activityId: number; skuId: number }, tok
 
 /** One activity selling `skus` SKUs (ids 1…skus) of `units` each. */
 export async function createCatalogue(pool: Pool, activityId: number, skus: number, units: number) {
-  await pool.query(
-    "INSERT INTO activity (id, name, starts_at, ends_at) VALUES (?, 'bench catalogue', NOW(3) - INTERVAL 1 MINUTE, NOW(3) + INTERVAL 1 HOUR)",
-    [activityId],
-  );
+  await createActivity(pool, { activityId, name: "bench catalogue" });
   const ids = Array.from({ length: skus }, (_, i) => i + 1);
-  await pool.query(
-    `INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES ${ids.map(() => "(?, ?, ?, 1000, 'EUR')").join(", ")}`,
-    ids.flatMap((skuId) => [activityId, skuId, units]),
+  await addSkus(
+    pool,
+    activityId,
+    ids.map((skuId) => ({ skuId, units, priceCents: 1000 })),
   );
 }

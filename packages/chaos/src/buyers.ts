@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { signPayload } from "@flashgate/auth";
+import { createClient } from "@flashgate/client";
 import { userToken } from "@flashgate/testkit/api-harness";
 
 /** What one purchase attempt was told: an HTTP status and problem code, or "network" when no answer came. */
-export interface Answer {
+interface Answer {
   /** When the request was sent, and when its answer came. */
   sentAt: number;
   at: number;
@@ -46,40 +47,30 @@ export function createBuyers(options: {
     return `${prefix}-${Date.now().toString(36)}-${counter}`;
   };
 
-  async function send(record: KeyRecord): Promise<Answer> {
-    requests += 1;
-    const sentAt = Date.now();
-    try {
-      const response = await fetch(`${options.apiUrl}/v1/purchases`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${userToken(options.authSecret, record.userId)}`,
-          "idempotency-key": record.key,
-          "content-type": "application/json",
-        },
-        body: JSON.stringify({ activityId: record.activityId, skuId: record.skuId }),
-        signal: AbortSignal.timeout(3000),
-      });
-      const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-      if (typeof body.orderId === "string") record.orderId = body.orderId;
-      return { sentAt, at: Date.now(), status: response.status, code: body.code as string | undefined };
-    } catch {
-      return { sentAt, at: Date.now(), status: "network" };
-    }
-  }
-
-  /** One purchase with its retries; resolves with the last answer. */
+  /** One purchase with its retries (the product's client: the same key on every retry); resolves with its record. */
   async function purchase(userId: number, sku: Sku, key = newKey(`u${userId}`)): Promise<KeyRecord> {
     const record = keys.get(key) ?? { key, userId, ...sku, answers: [] };
     keys.set(key, record);
-    const giveUpAt = Date.now() + options.retryBudgetMs;
-    for (let attempt = 0; ; attempt++) {
-      const answer = await send(record);
-      record.answers.push(answer);
-      const retry = answer.status === 503 || answer.status === 429 || answer.status === "network";
-      if (!retry || Date.now() > giveUpAt) return record;
-      await sleep(Math.min(1000, 50 * 2 ** attempt) * (0.5 + Math.random()));
+    const client = createClient({
+      baseUrl: options.apiUrl,
+      token: userToken(options.authSecret, userId),
+      attempts: Number.POSITIVE_INFINITY,
+      giveUpAfterMs: options.retryBudgetMs,
+      retryRateLimited: true,
+      baseDelayMs: 50,
+      maxDelayMs: 1000,
+      timeoutMs: 3000,
+      onAttempt: ({ sentAt, at, status, code }) => {
+        requests += 1;
+        record.answers.push({ sentAt, at, status, code });
+      },
+    });
+    try {
+      record.orderId = (await client.purchase(sku, key)).order.orderId;
+    } catch {
+      // Its answers are in the record: a refusal, or the last failure once the budget is spent.
     }
+    return record;
   }
 
   /** The payment provider's signed callback: SUCCEEDED for this order. */

@@ -3,6 +3,7 @@ import { redisClient, withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
 import type { StackContext } from "@flashgate/stack";
 import { reconcile } from "@flashgate/sync";
+import { addSkus, createActivity } from "@flashgate/testkit/sale-fixture";
 import { startTcpProxy } from "@flashgate/testkit/tcp-proxy";
 import type { Pool, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { appProcess } from "./apps.ts";
@@ -63,19 +64,6 @@ function plan(random: Random, profile: ChaosProfile) {
   }
   const units = Array.from({ length: profile.skus }, () => random.int(...profile.units));
   return { intents, schedule, units };
-}
-
-async function createSales(pool: Pool, activityId: number, units: number[], paymentTimeoutS: number) {
-  await pool.query(
-    `INSERT INTO activity (id, name, starts_at, ends_at, payment_timeout_s, rebuy_after_close)
-     VALUES (?, ?, NOW(3) - INTERVAL 1 MINUTE, NOW(3) + INTERVAL 1 DAY, ?, 0)`,
-    [activityId, `chaos ${activityId}`, paymentTimeoutS],
-  );
-  for (const [i, count] of units.entries())
-    await pool.query(
-      "INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES (?, ?, ?, ?, 'EUR')",
-      [activityId, i + 1, count, priceCents],
-    );
 }
 
 /** A DBA at work mid-sale: raw-SQL restocks and closures of pending orders (each unit back once). */
@@ -148,7 +136,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
   try {
     await Promise.all([maintainer.start(), api.start()]);
-    await createSales(pool, activityId, units, profile.paymentTimeoutS);
+    await createActivity(pool, {
+      activityId,
+      name: `chaos ${activityId}`,
+      endsAt: new Date(Date.now() + 86_400_000),
+      paymentTimeoutS: profile.paymentTimeoutS,
+    });
+    await addSkus(
+      pool,
+      activityId,
+      units.map((count, i) => ({ skuId: i + 1, units: count, priceCents })),
+    );
     log(`chaos seed ${seed}: activity ${activityId}, ${profile.skus} SKUs (${units.join(", ")} units)`);
     const started = Date.now();
     const until = started + profile.durationMs;

@@ -127,6 +127,37 @@ describe("the typed client", () => {
     expect(JSON.parse(server.seen[2].body)).toEqual({ delta: 5, reason: "count" });
   });
 
+  it("behind several instances: each retry goes to the next, a 429 waits its Retry-After when asked, every attempt is told", async () => {
+    const first = await scripted([problem(429, "RATE_LIMITED", { "retry-after": "1" }), dropConnection]);
+    const second = await scripted([problem(503, "UNAVAILABLE"), json(201, order)]);
+    const attempts: unknown[] = [];
+    const client = createClient({
+      baseUrl: [first.url, second.url],
+      baseDelayMs: 1,
+      retryRateLimited: true,
+      onAttempt: ({ baseUrl, status, code }) => attempts.push([baseUrl, status, code]),
+    });
+    const { idempotencyKey } = await client.purchase({ activityId: 1, skuId: 2 });
+    expect(attempts).toEqual([
+      [first.url, 429, "RATE_LIMITED"],
+      [second.url, 503, "UNAVAILABLE"],
+      [first.url, "network", undefined],
+      [second.url, 201, undefined],
+    ]);
+    expect([...first.seen, ...second.seen].map((r) => r.key)).toEqual(Array(4).fill(idempotencyKey));
+
+    // Out of time, a retried call ends with its last answer, however many attempts it had left.
+    const down = await scripted(Array(50).fill(problem(503, "UNAVAILABLE", { "retry-after": "1" })));
+    await expect(
+      createClient({ baseUrl: down.url, attempts: Number.POSITIVE_INFINITY, giveUpAfterMs: 1500 }).purchase({
+        activityId: 1,
+        skuId: 2,
+      }),
+    ).rejects.toMatchObject({ status: 503 });
+    expect(down.seen.length).toBeGreaterThanOrEqual(2);
+    expect(down.seen.length).toBeLessThanOrEqual(3);
+  });
+
   it("its types are generated from the API's current OpenAPI document (npm run client:types)", async () => {
     expect(readFileSync(clientTypesFile, "utf8")).toBe(await clientTypes());
   });

@@ -47,8 +47,20 @@ export class ApiProblem extends Error {
   }
 }
 
-export interface ClientOptions {
+/** One HTTP attempt of a call, as the client saw it: its answer's status and code, or no answer. */
+export interface ClientAttempt {
+  method: string;
+  path: string;
   baseUrl: string;
+  sentAt: number;
+  at: number;
+  status: number | "network";
+  code?: string;
+}
+
+export interface ClientOptions {
+  /** The API, or several instances of it: each retry of a call goes to the next. */
+  baseUrl: string | string[];
   /** A bearer token, or a function that gives the current one (a user's for purchases, an admin's for admin calls). */
   token?: string | (() => string);
   /** Attempts of a retried call (503 and network errors), at least 1. */
@@ -58,6 +70,12 @@ export interface ClientOptions {
   maxDelayMs?: number;
   /** Per attempt. */
   timeoutMs?: number;
+  /** No retry starts once this long has passed since a call's first attempt. */
+  giveUpAfterMs?: number;
+  /** A 429 is retried too, after its Retry-After (a buyer who would rather wait than be told no). */
+  retryRateLimited?: boolean;
+  /** Told of every attempt, retries included. */
+  onAttempt?: (attempt: ClientAttempt) => void;
 }
 
 /** A fresh Idempotency-Key: a UUID is 36 characters of base64url's alphabet. */
@@ -75,7 +93,12 @@ export function createClient(options: ClientOptions) {
   const baseDelayMs = options.baseDelayMs ?? 100;
   const maxDelayMs = options.maxDelayMs ?? 2000;
   const timeoutMs = options.timeoutMs ?? 5000;
+  const giveUpAfterMs = options.giveUpAfterMs ?? Number.POSITIVE_INFINITY;
+  const baseUrls = typeof options.baseUrl === "string" ? [options.baseUrl] : options.baseUrl;
   const token = () => (typeof options.token === "function" ? options.token() : options.token);
+  const retried = (status: number) => status === 503 || (status === 429 && options.retryRateLimited === true);
+  // Full jitter around the backoff: clients refused together do not all come back together.
+  const pause = (ms: number) => sleep(ms * (0.5 + Math.random()));
 
   async function call<T>(
     method: string,
@@ -83,12 +106,17 @@ export function createClient(options: ClientOptions) {
     init: { body?: unknown; headers?: Record<string, string>; retry: boolean },
   ): Promise<{ status: number; body: T }> {
     const bearer = token();
+    const startedAt = Date.now();
     for (let attempt = 1; ; attempt++) {
       const backoff = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
-      const last = !init.retry || attempt >= attempts;
+      const last = !init.retry || attempt >= attempts || Date.now() - startedAt > giveUpAfterMs;
+      const baseUrl = baseUrls[(attempt - 1) % baseUrls.length];
+      const sentAt = Date.now();
+      const seen = (status: number | "network", code?: string) =>
+        options.onAttempt?.({ method, path, baseUrl, sentAt, at: Date.now(), status, code });
       let response: Response;
       try {
-        response = await fetch(new URL(path, options.baseUrl), {
+        response = await fetch(new URL(path, baseUrl), {
           method,
           headers: {
             ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
@@ -99,18 +127,24 @@ export function createClient(options: ClientOptions) {
           signal: AbortSignal.timeout(timeoutMs),
         });
       } catch (error) {
+        seen("network");
         if (last) throw error;
-        await sleep(backoff);
+        await pause(backoff);
         continue;
       }
       const retryAfter = response.headers.get("retry-after");
       const retryAfterS = retryAfter === null ? undefined : Number(retryAfter);
-      if (response.ok) return { status: response.status, body: (await response.json()) as T };
+      if (response.ok) {
+        const body = (await response.json()) as T;
+        seen(response.status);
+        return { status: response.status, body };
+      }
       const problemBody = (await response.json().catch(() => ({}))) as ConstructorParameters<
         typeof ApiProblem
       >[1];
+      seen(response.status, problemBody.code);
       const problem = new ApiProblem(response.status, problemBody, retryAfterS);
-      if (response.status !== 503 || last) throw problem;
+      if (!retried(response.status) || last) throw problem;
       await sleep(Math.max(backoff, (retryAfterS ?? 0) * 1000));
     }
   }

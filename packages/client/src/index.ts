@@ -2,6 +2,7 @@ export {
   type Activity,
   type AdminSkuView,
   ApiProblem,
+  type ClientAttempt,
   type ClientOptions,
   createClient,
   type FlashgateClient,

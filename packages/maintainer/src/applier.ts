@@ -22,6 +22,7 @@ import type { Pool } from "mysql2/promise";
 import { isSkuFailure } from "./failures.ts";
 import type { MaintainerMetrics } from "./metrics.ts";
 
+/** What the applier reads of a Kafka record: the client's own records are handed over as they are. */
 export interface InboundRecord {
   topic: string;
   partition: number;

@@ -45,16 +45,9 @@ export async function startConsumer(options: ConsumerOptions) {
   let stopping = false;
 
   async function applyUntilDone(batch: KafkaRecord[]): Promise<string | undefined> {
-    const records = batch.map((m) => ({
-      topic: m.topic,
-      partition: m.partition,
-      offset: m.offset,
-      key: m.key,
-      value: m.value,
-    }));
     for (let attempt = 1; ; attempt++) {
       try {
-        const { dead, heartbeat } = await applier.applyBatch(records);
+        const { dead, heartbeat } = await applier.applyBatch(batch);
         await deadLetters.send(dead);
         return heartbeat;
       } catch (error) {

@@ -13,7 +13,14 @@ export { freshIds } from "./ids.ts";
 export { untilLockWait } from "./lock-wait.ts";
 export { type AppProcess, freePort, startAppProcess } from "./processes.ts";
 export { saleChangesOf } from "./sale-changes.ts";
-export { createSale, type SaleFixture, skuInDatabase, sold } from "./sale-fixture.ts";
+export {
+  addSkus,
+  createActivity,
+  createSale,
+  type SaleFixture,
+  skuInDatabase,
+  sold,
+} from "./sale-fixture.ts";
 export { stackPart } from "./stack-part.ts";
 export { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
 export { testEngine, testStackEnv } from "./test-stack.ts";

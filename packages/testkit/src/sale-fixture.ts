@@ -1,37 +1,54 @@
 import { type SkuDatabaseView, skuDatabaseView } from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
 
-export interface SaleFixture {
+export interface ActivityFixture {
   activityId: number;
-  skuId: number;
-  units: number;
-  priceCents?: number;
+  name?: string;
   startsAt?: Date;
   endsAt?: Date;
   rebuyAfterClose?: boolean;
   paymentTimeoutS?: number;
 }
 
-/** Creates an activity and one SKU the way a DBA would: plain SQL. */
-export async function createSale(pool: Pool, sale: SaleFixture): Promise<void> {
-  const startsAt = sale.startsAt ?? new Date(Date.now() - 60_000);
-  const endsAt = sale.endsAt ?? new Date(Date.now() + 3600_000);
+export interface SkuFixture {
+  skuId: number;
+  units: number;
+  priceCents?: number;
+}
+
+export type SaleFixture = ActivityFixture & SkuFixture;
+
+/**
+ * Creates an activity the way a DBA would, with plain SQL: open from a minute ago for an hour unless
+ * told otherwise; created again, its window and rebuy rule are updated.
+ */
+export async function createActivity(pool: Pool, activity: ActivityFixture): Promise<void> {
   await pool.query(
     `INSERT INTO activity (id, name, starts_at, ends_at, payment_timeout_s, rebuy_after_close) VALUES (?, ?, ?, ?, ?, ?)
      ON DUPLICATE KEY UPDATE starts_at = VALUES(starts_at), ends_at = VALUES(ends_at), rebuy_after_close = VALUES(rebuy_after_close)`,
     [
-      sale.activityId,
-      `test sale ${sale.activityId}`,
-      startsAt,
-      endsAt,
-      sale.paymentTimeoutS ?? 900,
-      sale.rebuyAfterClose ?? false,
+      activity.activityId,
+      activity.name ?? `test sale ${activity.activityId}`,
+      activity.startsAt ?? new Date(Date.now() - 60_000),
+      activity.endsAt ?? new Date(Date.now() + 3600_000),
+      activity.paymentTimeoutS ?? 900,
+      activity.rebuyAfterClose ?? false,
     ],
   );
+}
+
+/** The SKUs of an activity, in one INSERT (a catalogue's thousand SKUs in one statement). */
+export async function addSkus(pool: Pool, activityId: number, skus: SkuFixture[]): Promise<void> {
   await pool.query(
-    "INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES (?, ?, ?, ?, 'EUR')",
-    [sale.activityId, sale.skuId, sale.units, sale.priceCents ?? 1999],
+    `INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES ${skus.map(() => "(?, ?, ?, ?, 'EUR')").join(", ")}`,
+    skus.flatMap((sku) => [activityId, sku.skuId, sku.units, sku.priceCents ?? 1999]),
   );
+}
+
+/** An activity and one SKU. */
+export async function createSale(pool: Pool, sale: SaleFixture): Promise<void> {
+  await createActivity(pool, sale);
+  await addSkus(pool, sale.activityId, [sale]);
 }
 
 /** The back-office's view of a SKU as the database holds it (available, pending, paid, closed, supply). */

@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { ApiProblem, type ClientAttempt, createClient, newIdempotencyKey } from "@flashgate/client";
 import { userToken } from "@flashgate/testkit";
 
 /** One buyer's last answer, after retrying 503s, 429s and dead connections with the same key. */
@@ -32,7 +32,7 @@ export interface BuyersOptions {
 }
 
 /**
- * Buyers as a careful client behaves: one Idempotency-Key per purchase, reused on every retry; a 503,
+ * Buyers through the product's client: one Idempotency-Key per purchase, reused on every retry; a 503,
  * a 429 or a dead connection is retried on the next API instance after the Retry-After it was given.
  */
 export async function runBuyers(
@@ -44,41 +44,42 @@ export async function runBuyers(
   const patienceMs = options.patienceMs ?? 90_000;
 
   async function buy(userId: number): Promise<Outcome> {
-    const key = randomUUID();
-    const token = userToken(options.secret, userId);
-    const giveUpAt = Date.now() + patienceMs;
-    for (let attempt = 0; ; attempt += 1) {
-      const api = options.apis[(userId + attempt) % options.apis.length];
-      let retryAfterMs = 200;
-      try {
-        const response = await fetch(`${api}/v1/purchases`, {
-          method: "POST",
-          headers: {
-            authorization: `Bearer ${token}`,
-            "idempotency-key": key,
-            "content-type": "application/json",
-          },
-          body: JSON.stringify(options.sale),
-          signal: AbortSignal.timeout(10_000),
-        });
-        const body = (await response.json()) as { code?: string; orderId?: string };
-        attempts.push({ at: Date.now(), status: response.status });
-        const outcome = {
-          userId,
-          key,
-          status: response.status,
-          code: body.code,
-          orderId: body.orderId,
-          attempts: attempt + 1,
-        };
-        if (response.status !== 503 && response.status !== 429) return outcome;
-        retryAfterMs = Number(response.headers.get("retry-after") ?? "1") * 1000;
-        if (Date.now() > giveUpAt) return outcome;
-      } catch (error) {
-        attempts.push({ at: Date.now(), status: "network" });
-        if (Date.now() > giveUpAt) throw error;
-      }
-      await sleep(retryAfterMs);
+    const key = newIdempotencyKey();
+    // Each buyer starts on its own instance; every retry goes to the next.
+    const first = userId % options.apis.length;
+    let tries = 0;
+    let last: ClientAttempt | undefined;
+    const client = createClient({
+      baseUrl: [...options.apis.slice(first), ...options.apis.slice(0, first)],
+      token: userToken(options.secret, userId),
+      attempts: Number.POSITIVE_INFINITY,
+      giveUpAfterMs: options.patienceMs ?? 90_000,
+      retryRateLimited: true,
+      baseDelayMs: 200,
+      timeoutMs: 10_000,
+      onAttempt: (attempt) => {
+        tries += 1;
+        last = attempt;
+        attempts.push({ at: attempt.at, status: attempt.status });
+      },
+    });
+    const outcome = (status: number, code?: string, orderId?: string) => ({
+      userId,
+      key,
+      status,
+      code,
+      orderId,
+      attempts: tries,
+    });
+    try {
+      const { order, created } = await client.purchase(options.sale, key);
+      return outcome(created ? 201 : 200, undefined, order.orderId);
+    } catch (error) {
+      if (error instanceof ApiProblem) return outcome(error.status, error.code);
+      // Out of patience with no answer at all: the test fails on it.
+      throw new Error(`buyer ${userId}: no answer after ${tries} attempts (last: ${last?.status})`, {
+        cause: error,
+      });
     }
   }
 
