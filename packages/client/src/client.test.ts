@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiProblem, createClient, type Order } from "./client.ts";
-import { clientTypes, clientTypesFile } from "./generate.ts";
+import { clientTypes, clientTypesFile } from "../../../scripts/client-types.ts";
 
 const order: Order = {
   orderId: "8f1c6f1e-1111-4a5b-9c3d-000000000001",
