@@ -30,8 +30,7 @@ export {
   type ReserveOutcome,
   releaseReservation,
   reserveArguments,
-  reserveKeyCount,
   reserveUnit,
 } from "./reserve.ts";
-export { type FlashgateRedis, scriptSource, withScripts } from "./scripts.ts";
+export { type FlashgateRedis, reserveKeyCount, scriptSource, withScripts } from "./scripts.ts";
 export { type CachedSku, type PublicSkuState, publicState, readCachedSku } from "./sku-view.ts";

@@ -25,9 +25,6 @@ export interface FastPathLimits {
   rateWindowMs: number;
 }
 
-/** How many of `reserveArguments` are keys. */
-export const reserveKeyCount = 4;
-
 /** The KEYS, then the ARGV, of one reserve.lua call (see the script's header); the bench replays them. */
 export function reserveArguments(input: ReserveInput, limits: FastPathLimits): (string | number)[] {
   const keys = skuKeys(input.activityId, input.skuId);

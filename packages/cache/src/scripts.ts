@@ -1,14 +1,13 @@
 import { readFileSync } from "node:fs";
 import type { RedisClient } from "./client.ts";
 import { buyerPrefix } from "./keys.ts";
-import { reserveKeyCount } from "./reserve.ts";
 
 /** A script's source, after the constants it shares with this package (defined once, in keys.ts). */
 const lua = (name: string) =>
   `local buyer_prefix = '${buyerPrefix}'\n${readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), "utf8")}`;
 
 const definitions = {
-  fgReserve: { numberOfKeys: reserveKeyCount, lua: lua("reserve") },
+  fgReserve: { numberOfKeys: 4, lua: lua("reserve") },
   fgRelease: { numberOfKeys: 2, lua: lua("release") },
   fgLoad: { numberOfKeys: 4, lua: lua("load") },
   fgApply: { numberOfKeys: 3, lua: lua("apply") },
@@ -16,6 +15,9 @@ const definitions = {
 } as const;
 
 type ScriptName = keyof typeof definitions;
+
+/** How many of reserve.lua's arguments are keys (see reserveArguments). */
+export const reserveKeyCount = definitions.fgReserve.numberOfKeys;
 
 /** The exact source a script runs as (the bench loads reserve.lua's by hand to time it). */
 export const scriptSource = (name: ScriptName) => definitions[name].lua;

@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { ApiProblem, createClient, type Order } from "./client.ts";
 import { clientTypes, clientTypesFile } from "../../../scripts/client-types.ts";
+import { ApiProblem, createClient, type Order } from "./client.ts";
 
 const order: Order = {
   orderId: "8f1c6f1e-1111-4a5b-9c3d-000000000001",

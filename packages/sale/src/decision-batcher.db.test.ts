@@ -9,9 +9,9 @@ import {
 } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TransactionOutcome } from "./decision-batcher.ts";
 import { createDecisionBatcher } from "./decision-batcher.ts";
 import { createOverloadGuard, OverloadedError } from "./overload-guard.ts";
-import type { TransactionOutcome } from "./purchase.ts";
 
 describe("decision batcher (group commit on the hot row, real database)", () => {
   let pool: Pool;

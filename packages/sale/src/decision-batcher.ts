@@ -8,7 +8,9 @@ import {
 } from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
 import { OverloadedError, type OverloadGuard } from "./overload-guard.ts";
-import type { TransactionOutcome } from "./purchase.ts";
+
+/** How a decision transaction ended: an order committed, none (every buyer refused), unknown (the connection lost around COMMIT), or an error. */
+export type TransactionOutcome = "committed" | "rejected" | "unknown" | "failed";
 
 interface Waiting {
   input: PurchaseInput;

@@ -1,5 +1,6 @@
 export { driftVerdicts } from "@flashgate/sync";
 export { type BackOffice, createBackOffice } from "./back-office.ts";
+export type { TransactionOutcome } from "./decision-batcher.ts";
 export { createOverloadGuard, OverloadedError, type OverloadGuard } from "./overload-guard.ts";
 export {
   createPaymentService,
@@ -12,7 +13,6 @@ export {
   createPurchaseService,
   type PurchaseObserver,
   type PurchaseService,
-  type TransactionOutcome,
 } from "./purchase.ts";
 export {
   type PurchaseResult,

@@ -22,13 +22,9 @@ import {
 import { Redis } from "ioredis";
 import type { Pool } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TransactionOutcome } from "./decision-batcher.ts";
 import { createOverloadGuard } from "./overload-guard.ts";
-import {
-  createPurchaseService,
-  type PurchaseObserver,
-  type PurchaseServiceOptions,
-  type TransactionOutcome,
-} from "./purchase.ts";
+import { createPurchaseService, type PurchaseObserver, type PurchaseServiceOptions } from "./purchase.ts";
 import { type PurchaseResult, refusals } from "./refusals.ts";
 
 const hour = 3_600_000;

@@ -18,13 +18,11 @@ import {
   soldOutBuyers,
 } from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
-import { createDecisionBatcher } from "./decision-batcher.ts";
+import { createDecisionBatcher, type TransactionOutcome } from "./decision-batcher.ts";
 import { OverloadedError, type OverloadGuard } from "./overload-guard.ts";
 import { type PurchaseResult, refusals } from "./refusals.ts";
 import { createSkuWindows } from "./sku-window.ts";
 import { createSoldOutShortcut, followUnitsBack } from "./sold-out-shortcut.ts";
-
-export type TransactionOutcome = "committed" | "rejected" | "unknown" | "failed";
 
 type Dependency = "redis" | "database";
 

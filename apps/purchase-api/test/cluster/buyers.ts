@@ -53,7 +53,7 @@ export async function runBuyers(
       baseUrl: [...options.apis.slice(first), ...options.apis.slice(0, first)],
       token: userToken(options.secret, userId),
       attempts: Number.POSITIVE_INFINITY,
-      giveUpAfterMs: options.patienceMs ?? 90_000,
+      giveUpAfterMs: patienceMs,
       retryRateLimited: true,
       baseDelayMs: 200,
       timeoutMs: 10_000,
