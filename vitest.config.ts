@@ -5,7 +5,7 @@ export const fastTiers: TestProjectInlineConfiguration[] = [
   {
     test: {
       name: "unit",
-      include: ["{apps,packages}/*/src/**/*.test.ts", "ops/test/*.test.ts"],
+      include: ["{apps,packages}/*/src/**/*.test.ts", "ops/test/*.test.ts", "scripts/*.test.ts"],
       exclude: [
         "**/*.int.test.ts",
         "**/*.redis.test.ts",

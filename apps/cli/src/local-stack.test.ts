@@ -26,7 +26,8 @@ const flashgate = (env: Record<string, string>, ...args: string[]) =>
   );
 
 // Nothing listens on port 1: each command fails at its first connection, having loaded what it loads.
-describe("the operator's commands on their own servers", () => {
+// Each is a Node process of its own: seconds on a loaded machine.
+describe("the operator's commands on their own servers", { timeout: 60_000 }, () => {
   it("migrate, connectors and the drift check never load the local stack", async () => {
     const migrate = await flashgate(
       {

@@ -52,7 +52,9 @@ export async function startPurchaseApi(
     maxConnections: config.HTTP_MAX_CONNECTIONS,
     maxConnectionsPerAddress: config.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
   });
-  server.listen(listen.port, listen.host);
+  // A sale's buyers connect all at once: a deep accept queue (node's default is 511) lets the kernel hold
+  // them until the server takes them, rather than drop their handshakes.
+  server.listen({ port: listen.port, host: listen.host, backlog: 4096 });
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
   logger.info({ port }, "purchase-api listening");

@@ -1,5 +1,6 @@
 import { appEnv, type StackContext, silentProgress, stackContext } from "@flashgate/stack";
 import { inject } from "vitest";
+import type {} from "./provided.ts";
 
 export const stackEnv = (): Record<string, string> => inject("stackEnv");
 

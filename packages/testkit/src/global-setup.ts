@@ -4,13 +4,8 @@ import type { TestProject } from "vitest/node";
 import { unmendedMarker } from "./cdc-probe.ts";
 import { startContainerStack } from "./container-stack.ts";
 import { localImages, servePodman } from "./podman.ts";
+import type {} from "./provided.ts";
 import { testStackEnv } from "./test-stack.ts";
-
-declare module "vitest" {
-  export interface ProvidedContext {
-    stackEnv: Record<string, string>;
-  }
-}
 
 /**
  * Starts (or reuses) the real test stack once per run and hands its connection settings to every test

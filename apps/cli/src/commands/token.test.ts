@@ -17,7 +17,8 @@ const token = (...args: string[]) =>
     ),
   );
 
-describe("flashgate token", () => {
+// Each case starts the real command, a Node process of its own: seconds on a loaded machine.
+describe("flashgate token", { timeout: 60_000 }, () => {
   it("mints a token for the largest user id the API accepts, and refuses a larger one", async () => {
     const minted = await token("--user", String(Number.MAX_SAFE_INTEGER));
     expect(minted.code).toBe(0);

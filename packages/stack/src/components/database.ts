@@ -142,15 +142,20 @@ export const database: Component = {
     const dataDir = databaseDataDir(ctx);
     if (!existsSync(join(dataDir, "mysql"))) {
       step.waiting("initialising a fresh data dir");
+      // Initialised aside and moved in whole: an initialisation cut short (a killed run) leaves no data
+      // dir that looks complete and never starts.
+      const fresh = `${dataDir}.initialising`;
       rmSync(dataDir, { recursive: true, force: true });
+      rmSync(fresh, { recursive: true, force: true });
       mkdirSync(ctx.paths.home, { recursive: true });
-      const init = engine.initialise(server, dataDir);
+      const init = engine.initialise(server, fresh);
       const result = spawnSync(init.command, init.args, {
         encoding: "utf8",
         env: { ...process.env, PATH: sbinPath() },
       });
       if (result.status !== 0)
         throw new StackError(`${init.command} failed: ${(result.stderr || result.stdout).slice(-2000)}`);
+      renameSync(fresh, dataDir);
     }
     const errorLog = join(ctx.paths.logs, `${ctx.config.FLASHGATE_DB}-error.log`);
     const daemon = startDaemon(
