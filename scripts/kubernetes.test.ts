@@ -1,0 +1,125 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { connectorsDir, readConnectorFile } from "@flashgate/connect";
+import { Ajv } from "ajv";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { connectFile, connectYaml } from "./kubernetes.ts";
+import { type StrimziKind, strimziSchemas } from "./strimzi-schemas.ts";
+
+interface Container {
+  readinessProbe: { httpGet: { path: string } };
+  livenessProbe: { httpGet: { path: string } };
+  resources: Record<string, unknown>;
+}
+
+interface Resource {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string };
+  spec?: Record<string, unknown>;
+}
+
+const render = (overlay: string): Resource[] =>
+  parseAllDocuments(
+    execFileSync(
+      "kubectl",
+      ["kustomize", new URL(`../deploy/kubernetes/${overlay}`, import.meta.url).pathname],
+      {
+        encoding: "utf8",
+      },
+    ),
+  ).map((document) => document.toJS() as Resource);
+
+/** Each Kubernetes kind against its schema in kubernetes-models (the API's own OpenAPI), offline. */
+async function validateCore(resource: Resource) {
+  const [group, version] = resource.apiVersion.includes("/")
+    ? resource.apiVersion.split("/")
+    : ["", resource.apiVersion];
+  const module =
+    group === "" ? `v1/${resource.kind}` : `${group.replace(".k8s.io", "")}/${version}/${resource.kind}`;
+  const models = (await import(`kubernetes-models/${module}`)) as Record<
+    string,
+    new (
+      value: unknown,
+    ) => { validate(): void }
+  >;
+  new models[resource.kind](resource).validate();
+}
+
+// Strimzi's generator, then kubectl: processes of their own, and Maven on a machine's first run.
+describe("deploy/kubernetes", { timeout: 300_000 }, () => {
+  let strimzi: Record<StrimziKind, object>;
+  let rendered: Resource[];
+  beforeAll(() => {
+    strimzi = strimziSchemas();
+    rendered = render("overlays/small");
+  });
+
+  it("holds the local stack's connector, written from connectors/flashgate-mysql.json (npm run kubernetes:connect)", () => {
+    expect(readFileSync(connectFile, "utf8")).toBe(connectYaml());
+    const connector = rendered.find((r) => r.kind === "KafkaConnector");
+    const {
+      "connector.class": connectorClass,
+      "tasks.max": tasksMax,
+      ...config
+    } = readConnectorFile(connectorsDir, "flashgate-mysql.json").config;
+    expect(connector?.spec).toMatchObject({ class: connectorClass, tasksMax: Number(tasksMax), config });
+  });
+
+  it("renders, base and small overlay, and every object is valid against the Kubernetes and Strimzi schemas", async () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    for (const overlay of ["base", "overlays/small"]) {
+      for (const resource of render(overlay)) {
+        const where = `${overlay}: ${resource.kind} ${resource.metadata.name}`;
+        if (resource.apiVersion === "kafka.strimzi.io/v1") {
+          const validate = ajv.compile(strimzi[resource.kind as StrimziKind]);
+          expect(validate(resource) ? [] : validate.errors, where).toEqual([]);
+        } else {
+          await expect(validateCore(resource), where).resolves.toBeUndefined();
+        }
+      }
+    }
+    // The validators refuse what is wrong: a mistyped field in each kind of schema.
+    const deployment = rendered.find((r) => r.kind === "Deployment") as Resource;
+    await expect(
+      validateCore({ ...deployment, spec: { ...deployment.spec, replicas: "two" } }),
+    ).rejects.toThrow();
+    const connect = rendered.find((r) => r.kind === "KafkaConnect") as Resource;
+    expect(
+      ajv.compile(strimzi.KafkaConnect)({ ...connect, spec: { ...connect.spec, replicas: "two" } }),
+    ).toBe(false);
+  });
+
+  it("runs each app with probes on its health routes and resources, the API autoscaled, a disruption budget each, and no secret in the manifests", () => {
+    const deployments = rendered.filter((r) => r.kind === "Deployment");
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual([
+      "cache-maintainer",
+      "dashboard",
+      "purchase-api",
+    ]);
+    for (const deployment of deployments) {
+      const container = (deployment.spec as { template: { spec: { containers: Container[] } } }).template.spec
+        .containers[0];
+      expect(container.readinessProbe.httpGet.path, deployment.metadata.name).toBe("/readyz");
+      expect(container.livenessProbe.httpGet.path, deployment.metadata.name).toBe("/healthz");
+      expect(Object.keys(container.resources).sort()).toEqual(["limits", "requests"]);
+    }
+    const autoscaled = rendered.filter((r) => r.kind === "HorizontalPodAutoscaler");
+    expect(
+      autoscaled.map((h) => (h.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name),
+    ).toEqual(["purchase-api"]);
+    const budgets = rendered.filter((r) => r.kind === "PodDisruptionBudget").map((p) => p.metadata.name);
+    expect(budgets.sort()).toEqual(["cache-maintainer", "dashboard", "purchase-api", "redis"]);
+    expect(rendered.filter((r) => r.kind === "Secret")).toEqual([]);
+  });
+
+  it("gives the CDC topics the partitions and replication of the cluster topology", () => {
+    const topics = rendered.filter((r) => r.kind === "KafkaTopic").map((t) => t.spec);
+    expect(topics).toContainEqual(
+      expect.objectContaining({ topicName: "flashgate.sale", partitions: 6, replicas: 3 }),
+    );
+    for (const topic of topics)
+      expect(topic).toMatchObject({ replicas: 3, config: { "min.insync.replicas": 2 } });
+  });
+});
