@@ -137,7 +137,9 @@ describe("the typed client", () => {
       retryRateLimited: true,
       onAttempt: ({ baseUrl, status, code }) => attempts.push([baseUrl, status, code]),
     });
-    const { idempotencyKey } = await client.purchase({ activityId: 1, skuId: 2 });
+    // A caller's richer object (a sale with its supply, say): only the SKU is sent.
+    const { idempotencyKey } = await client.purchase({ activityId: 1, skuId: 2, supply: 30 } as never);
+    expect(JSON.parse(second.seen[1].body)).toEqual({ activityId: 1, skuId: 2 });
     expect(attempts).toEqual([
       [first.url, 429, "RATE_LIMITED"],
       [second.url, 503, "UNAVAILABLE"],

@@ -157,7 +157,8 @@ export function createClient(options: ClientOptions) {
       idempotencyKey = newIdempotencyKey(),
     ): Promise<{ order: Order; created: boolean; idempotencyKey: string }> {
       const { status, body } = await call<Order>("POST", "/v1/purchases", {
-        body: item,
+        // The SKU alone: the API refuses any other field, and a caller's object may carry more.
+        body: { activityId: item.activityId, skuId: item.skuId },
         headers: { "idempotency-key": idempotencyKey },
         retry: true,
       });

@@ -1,0 +1,228 @@
+// npm run bench:kafka-clients — the maintainer's consume-and-apply on the sale topic with each Kafka
+// client, side by side in one run on the bench stack (no apps): a burst of changes consumed from the
+// start by a fresh group, applied to Redis by the maintainer's own applier, offsets committed only after
+// Redis holds a batch; then a burst during which the broker is killed (SIGKILL) and restarted.
+
+import { redisClient, skuKeys, withScripts } from "@flashgate/cache";
+import { topics } from "@flashgate/cdc";
+import { createPool } from "@flashgate/db";
+import { createLogger } from "@flashgate/logger";
+import {
+  createApplier,
+  createDeadLetterSink,
+  createMaintainerMetrics,
+  createRebuilder,
+  startConsumer,
+} from "@flashgate/maintainer";
+import { readPid, up } from "@flashgate/stack";
+import { loadSkuFromDatabase } from "@flashgate/sync";
+import { Producer, stringSerializers } from "@platformatic/kafka";
+import { Kafka, logLevel } from "kafkajs";
+import { startBenchStack } from "./lib/env.ts";
+import { writeResult } from "./lib/report.ts";
+import { createCatalogue, newSale } from "./lib/sale.ts";
+
+const quick = process.argv.includes("--quick");
+const burst = quick ? 20_000 : 200_000;
+const skus = 1000;
+const batchMax = 2000;
+
+const { ctx, env } = await startBenchStack();
+const brokers = env.KAFKA_BROKERS.split(",");
+const pool = createPool(env.DATABASE_URL, { connectionLimit: 8 });
+const redis = withScripts(redisClient(env.REDIS_URL));
+const logger = createLogger("bench-kafka-clients", "warn");
+const admin = new Kafka({ clientId: "bench-admin", brokers, logLevel: logLevel.NOTHING }).admin();
+await admin.connect();
+
+const { activityId } = newSale();
+await createCatalogue(pool, activityId, skus, 1_000_000);
+/** Every SKU as MySQL holds it, at MySQL's position: each client applies the same burst to the same state. */
+async function loadSkus() {
+  for (let skuId = 1; skuId <= skus; skuId++) {
+    const keys = skuKeys(activityId, skuId);
+    await redis.del(keys.sku, keys.reservations, keys.reservationRequests);
+    await loadSkuFromDatabase(pool, redis, activityId, skuId);
+  }
+}
+
+let position = 0;
+const producer = new Producer({
+  clientId: "bench-burst",
+  bootstrapBrokers: brokers,
+  serializers: stringSerializers,
+});
+/** `count` stock changes as Debezium writes them, keyed by SKU, after every real binlog position. */
+async function produceBurst(count: number): Promise<Map<number, number>> {
+  const last = new Map<number, number>();
+  for (let sent = 0; sent < count; ) {
+    const messages = [];
+    for (let i = 0; i < 5000 && sent < count; i++, sent++) {
+      const skuId = (sent % skus) + 1;
+      const available = 1_000_000 - Math.floor(sent / skus);
+      position += 1;
+      last.set(skuId, available);
+      const row = { activity_id: activityId, sku_id: skuId, available, price_cents: 1000, currency: "EUR" };
+      messages.push({
+        topic: topics.sale,
+        key: JSON.stringify({ activity_id: activityId, sku_id: skuId }),
+        value: JSON.stringify({
+          before: row,
+          after: row,
+          op: "u",
+          source: { table: "sale_stock", file: "binlog.999999", pos: position, row: 0, ts_ms: Date.now() },
+          ts_ms: Date.now(),
+        }),
+      });
+    }
+    await producer.send({ messages });
+  }
+  return last;
+}
+
+async function lagOf(groupId: string): Promise<number> {
+  const ends = await admin.fetchTopicOffsets(topics.sale);
+  const [committed] = await admin.fetchOffsets({ groupId, topics: [topics.sale] });
+  return ends.reduce((sum, end) => {
+    const at = Number(committed.partitions.find((p) => p.partition === end.partition)?.offset ?? -1);
+    return sum + Number(end.offset) - Math.max(0, at);
+  }, 0);
+}
+
+async function untilCaughtUp(groupId: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if ((await lagOf(groupId)) === 0) return;
+    if (Date.now() > deadline) throw new Error(`${groupId} still behind after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Redis holds, for every SKU, the last value the burst gave it: nothing lost, nothing applied out of order. */
+async function wrongSkus(last: Map<number, number>): Promise<number> {
+  let wrong = 0;
+  for (const [skuId, available] of last)
+    if (Number(await redis.hget(skuKeys(activityId, skuId).sku, "available")) !== available) wrong += 1;
+  return wrong;
+}
+
+const applier = () => {
+  const metrics = createMaintainerMetrics();
+  const rebuilder = createRebuilder({ redis, pool, metrics, logger });
+  return { metrics, applier: createApplier({ redis, pool, metrics, logger, isolate: rebuilder.isolate }) };
+};
+
+/** The maintainer's own consumer (@platformatic/kafka). */
+async function platformatic(groupId: string) {
+  const { metrics, applier: apply } = applier();
+  const deadLetters = createDeadLetterSink(brokers);
+  const consumer = await startConsumer({
+    brokers,
+    groupId,
+    applier: apply,
+    redis,
+    deadLetters,
+    metrics,
+    logger,
+    batchMax,
+  });
+  return async () => {
+    await consumer.stop();
+    await deadLetters.close();
+  };
+}
+
+/** The same loop on kafkajs: batches of at most batchMax applied, then their offsets committed. */
+async function kafkajs(groupId: string) {
+  const { applier: apply } = applier();
+  const consumer = new Kafka({
+    clientId: groupId,
+    brokers,
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 100 },
+  }).consumer({
+    groupId,
+    maxBytesPerPartition: 4 * 1024 * 1024,
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topics.sale, topics.activity, topics.heartbeat], fromBeginning: true });
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning }) => {
+      for (let start = 0; start < batch.messages.length && isRunning(); start += batchMax) {
+        const messages = batch.messages.slice(start, start + batchMax);
+        await apply.applyBatch(
+          messages.map((m) => ({
+            topic: batch.topic,
+            partition: batch.partition,
+            offset: BigInt(m.offset),
+            key: m.key?.toString(),
+            value: m.value?.toString(),
+          })),
+        );
+        const last = messages[messages.length - 1].offset;
+        resolveOffset(last);
+        await consumer.commitOffsets([
+          { topic: batch.topic, partition: batch.partition, offset: String(BigInt(last) + 1n) },
+        ]);
+        await heartbeat();
+      }
+    },
+  });
+  return () => consumer.disconnect();
+}
+
+const killKafka = () => {
+  const pid = readPid(ctx.paths.pids, "kafka");
+  if (pid === undefined) throw new Error("kafka is not running");
+  process.kill(-pid, "SIGKILL");
+};
+
+const clients = { "@platformatic/kafka": platformatic, kafkajs };
+const results: Record<string, Record<string, number>> = {};
+try {
+  // The first burst sits in the topic; each client's fresh group then reads it all from the start.
+  const last = await produceBurst(burst);
+  for (const [name, start] of Object.entries(clients)) {
+    const groupId = `bench-${name.replaceAll(/\W/g, "")}-${Date.now()}`;
+    await loadSkus();
+    const backlog = (await admin.fetchTopicOffsets(topics.sale)).reduce(
+      (sum, p) => sum + Number(p.offset),
+      0,
+    );
+    const started = performance.now();
+    const stop = await start(groupId);
+    await untilCaughtUp(groupId, 600_000);
+    const seconds = (performance.now() - started) / 1000;
+    const wrong = await wrongSkus(last);
+    // Then a burst while the broker dies and comes back: the group resumes from its commits.
+    const more = produceBurst(quick ? 5_000 : 50_000);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    killKafka();
+    const killedAt = performance.now();
+    await up(ctx, { withApps: false });
+    const lastAfter = await more.catch(() => produceBurst(quick ? 5_000 : 50_000));
+    await untilCaughtUp(groupId, 300_000);
+    const recoveredS = (performance.now() - killedAt) / 1000;
+    results[name] = {
+      recordsInTopic: backlog,
+      seconds: Number(seconds.toFixed(2)),
+      recordsPerSecond: Math.round(backlog / seconds),
+      wrongSkusAfterBurst: wrong,
+      brokerKilledToCaughtUpS: Number(recoveredS.toFixed(1)),
+      wrongSkusAfterBrokerKill: await wrongSkus(lastAfter),
+    };
+    process.stderr.write(`  ${name}: ${JSON.stringify(results[name])}\n`);
+    await stop();
+  }
+  const [a, b] = Object.values(results);
+  process.stderr.write(
+    `  → ${writeResult("kafka-clients", { burst, skus, batchMax, results, platformaticOverKafkajs: Number((a.recordsPerSecond / b.recordsPerSecond).toFixed(2)) })}\n`,
+  );
+} finally {
+  await producer.close();
+  await admin.disconnect().catch(() => {});
+  await pool.end();
+  redis.disconnect();
+}
