@@ -39,12 +39,13 @@ export const keyPattern = requestIdPattern.source;
 /** The middleware that authenticates a route's callers, by the security it declares. */
 export type Guards = Record<"user" | "admin", MiddlewareHandler<AppEnv>>;
 
-const open: MiddlewareHandler<AppEnv> = (_c, next) => next();
-
-/** Serves an operation on its method and path, behind the guard its security names. */
+/** Serves an operation on its method and path, behind the guard its security names (a public one behind none). */
 export function serve(router: Hono<AppEnv>, operation: Operation, handler: Handler<AppEnv>, guards?: Guards) {
-  const guard =
-    operation.security === "user" || operation.security === "admin" ? guards?.[operation.security] : open;
+  const path = operation.path.replaceAll(/\{(\w+)\}/g, ":$1");
+  const method = operation.method.toUpperCase();
+  if (operation.security !== "user" && operation.security !== "admin")
+    return void router.on(method, path, handler);
+  const guard = guards?.[operation.security];
   if (!guard) throw new Error(`${operation.path} is served only behind its ${operation.security} guard`);
-  router.on(operation.method.toUpperCase(), operation.path.replaceAll(/\{(\w+)\}/g, ":$1"), guard, handler);
+  router.on(method, path, guard, handler);
 }
