@@ -25,6 +25,8 @@ const prerequisites: Prerequisite[] = [
     check: javaAtLeast17,
   },
   { command: "mvn", versionArgs: ["-v"], install: "apt-get install -y maven" },
+  // Locks the shared jars dir while one process writes it.
+  { command: "flock", versionArgs: ["--version"], install: "apt-get install -y util-linux" },
   // MySQL's server is unpacked from a jar; MariaDB's comes from the system.
   { command: "unzip", versionArgs: ["-v"], install: "apt-get install -y unzip", engine: "mysql" },
   {
