@@ -5,7 +5,12 @@ export const fastTiers: TestProjectInlineConfiguration[] = [
   {
     test: {
       name: "unit",
-      include: ["{apps,packages}/*/src/**/*.test.ts", "ops/test/*.test.ts", "scripts/*.test.ts"],
+      include: [
+        "{apps,packages}/*/src/**/*.test.ts",
+        "ops/test/*.test.ts",
+        "scripts/*.test.ts",
+        "bench/lib/*.test.ts",
+      ],
       exclude: [
         "**/*.int.test.ts",
         "**/*.redis.test.ts",

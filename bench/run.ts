@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only storm,drift,lag,micro,flood,topology,bigstock,catalogue] [-- --processes N]
+// npm run bench [-- --quick] [-- --only storm,drift,lag,micro,flood,topology,bigstock,catalogue,openloop] [-- --processes N]
 
 import { availableParallelism } from "node:os";
 import { redisClient, withScripts } from "@flashgate/cache";
@@ -19,6 +19,7 @@ import { driftScenario } from "./scenarios/drift.ts";
 import { floodScenario } from "./scenarios/flood.ts";
 import { lagScenario } from "./scenarios/lag.ts";
 import { microScenario } from "./scenarios/micro.ts";
+import { openLoop } from "./scenarios/open-loop.ts";
 import { storm } from "./scenarios/storm.ts";
 import { topologyScenario } from "./scenarios/topology.ts";
 
@@ -177,6 +178,21 @@ try {
     process.stderr.write(`▸ catalogue ${JSON.stringify(profile)}\n`);
     process.stderr.write(
       `  → ${writeResult(resultName("catalogue"), { facts, ...(await catalogue(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,
+    );
+  }
+  if (wanted("openloop")) {
+    const profile = {
+      ...(quick
+        ? { rounds: 1, stepMs: 2000, connections: 500, catalogue: { skus: 200, zipf: 1.1 } }
+        : { rounds: 3, stepMs: 5000, connections: 2000, catalogue: { skus: 1000, zipf: 1.1 } }),
+      startRate: 300,
+      factor: 1.3,
+      maxRate: 40_000,
+      stormUnits: 1000,
+    };
+    process.stderr.write(`▸ open loop ${JSON.stringify(profile)}\n`);
+    process.stderr.write(
+      `  → ${writeResult(resultName("openloop"), { facts, ...(await openLoop(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,
     );
   }
   writeResultsMarkdown();

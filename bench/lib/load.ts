@@ -20,7 +20,7 @@ export interface LoadResult {
 
 const headerEnd = Buffer.from("\r\n\r\n");
 
-function serialise(request: LoadRequest, host: string): Buffer {
+export function serialise(request: LoadRequest, host: string): Buffer {
   let head = `${request.method} ${request.path} HTTP/1.1\r\nhost: ${host}\r\n`;
   for (const [name, value] of Object.entries(request.headers ?? {})) head += `${name}: ${value}\r\n`;
   const body = request.body ?? "";
@@ -39,7 +39,7 @@ function problemCode(buffer: Buffer, from: number, to: number): string | undefin
 }
 
 /** One parsed response (status, problem code, bytes used), or null while the buffer holds less. */
-function parseResponse(buffer: Buffer): { status: number; code?: string; size: number } | null {
+export function parseResponse(buffer: Buffer): { status: number; code?: string; size: number } | null {
   const end = buffer.indexOf(headerEnd);
   if (end < 0) return null;
   const status = (buffer[9] - 48) * 100 + (buffer[10] - 48) * 10 + (buffer[11] - 48);

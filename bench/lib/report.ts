@@ -109,6 +109,7 @@ export function writeResultsMarkdown(): void {
     ...topologySection(results),
     ...bigStockSection(results),
     ...catalogueSection(results),
+    ...openLoopSection(results),
   );
   // What each change for sales at full size did, measured before and after it: written by hand.
   const changes = join(repoRoot, "bench", "changes.md");
@@ -423,6 +424,40 @@ function catalogueSection(results: Results): string[] {
           ", ",
         )}): MySQL commits **${(looping.databaseCommits / fg.databaseCommits).toFixed(2)}×** the sale's without them, 201 p99 **${(looping.latencyMs["201"].p99 / fg.latencyMs["201"].p99).toFixed(2)}×**.`,
     );
+  lines.push("");
+  return lines;
+}
+
+/** Each design's sustained arrival rate per scenario and round, and flashgate's over Redis-as-truth's. */
+function openLoopSection(results: Results): string[] {
+  const open = results.openloop?.data as
+    | {
+        profile: ResultRow;
+        results: Record<string, { round: number; order: string[]; ceilings: ResultRow }[]>;
+      }
+    | undefined;
+  if (!open) return [];
+  const { profile } = open;
+  const lines = [
+    `## Open loop (${results.openloop.file})`,
+    "",
+    `Requests arrive at a fixed rate whether or not earlier ones were answered (${profile.connections} connections, 2 server processes per design), each answer timed from when its request was due. The rate starts at ${profile.startRate}/s and rises ×${profile.factor} per ${profile.stepMs / 1000} s step until the p99 of the measured answers passes 200 ms or more than 0.1 % of requests fail or time out (2 s); a design's figure is the last rate that held. Storm: one SKU of ${profile.stormUnits} units, every answer measured (mostly SOLD_OUT). Big stock: one SKU with a unit for every arrival, each from a buyer of their own; catalogue: ${profile.catalogue.skus} SKUs, Zipf s = ${profile.catalogue.zipf}, stock that lasts — both measure 201s, and orders/s is a step's 201s over its duration (Redis-as-truth: admissions, persisted later). A fresh sale per step; the designs' order rotates each round, ratios are within a round.`,
+    "",
+    "| scenario | round (order) | flashgate /s | Redis-as-truth /s | MySQL-only /s | flashgate / Redis-as-truth | orders/s at the ceiling (flashgate, Redis-as-truth) |",
+    "|---|---|---|---|---|---|---|",
+  ];
+  const ordersAt = (ceiling: ResultRow | undefined) => {
+    const step = ceiling?.steps.filter((s: ResultRow) => s.held).at(-1);
+    return step ? Math.round(((step.answers["201"] ?? 0) * 1000) / profile.stepMs) : "–";
+  };
+  for (const [scenario, rounds] of Object.entries(open.results))
+    for (const { round, order, ceilings } of rounds) {
+      const fg = ceilings.flashgate?.sustainedPerSecond;
+      const rt = ceilings["redis-as-truth"]?.sustainedPerSecond;
+      lines.push(
+        `| ${scenario} | ${round} (${order.join(", ")}) | ${fg ?? "–"} | ${rt ?? "–"} | ${ceilings["mysql-only"]?.sustainedPerSecond ?? "–"} | ${fg && rt ? `**${(fg / rt).toFixed(2)}×**` : "–"} | ${ordersAt(ceilings.flashgate)}, ${ordersAt(ceilings["redis-as-truth"])} |`,
+      );
+    }
   lines.push("");
   return lines;
 }

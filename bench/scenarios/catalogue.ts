@@ -34,7 +34,7 @@ function random(seed: number) {
 }
 
 /** The SKU (1…n) and the buyer (0…users − 1) of every request. */
-function demand(profile: CatalogueProfile) {
+export function demand(profile: CatalogueProfile) {
   const cumulative: number[] = [];
   let total = 0;
   for (let k = 1; k <= profile.skus; k++) {
@@ -94,7 +94,7 @@ async function skuMemory(redis: FlashgateRedis, activityId: number, skus: number
 }
 
 /** The catalogue made ready the way each design does it: CDC for flashgate, a copy for Redis-as-truth. */
-async function openCatalogue(
+export async function openCatalogue(
   systems: Systems,
   system: RunningSystem,
   pool: Pool,

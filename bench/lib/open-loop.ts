@@ -1,0 +1,189 @@
+import { connect, type Socket } from "node:net";
+import { type LoadRequest, parseResponse, percentile, serialise } from "./load.ts";
+
+export interface OpenLoadOptions {
+  /** Requests per second, arriving whether or not earlier ones were answered. */
+  rate: number;
+  durationMs: number;
+  /** Sockets kept open (spread over the servers); a request arriving while all are busy queues for one. */
+  connections: number;
+  /** An answer later than this after its intended send time counts as timed out, as does no answer at all. */
+  timeoutMs: number;
+}
+
+export interface OpenLoadResult {
+  offeredPerSecond: number;
+  sent: number;
+  answered: number;
+  /** Requests without an answer within timeoutMs of their intended send time (or whose connection broke). */
+  timedOut: number;
+  /** Latencies in ms from each request's intended send time, per outcome label ("201", "409 SOLD_OUT", …). */
+  latencies: Record<string, number[]>;
+}
+
+/**
+ * An open-loop load: request i is due at start + i / rate, as a sale's buyers arrive on their own clock.
+ * Each answer is timed from when its request was due, not from when a connection was free to send it,
+ * so a server that falls behind sees the queue it made in its latencies (no coordinated omission).
+ * Request bytes are built once each, when due; a free socket takes the oldest waiting request.
+ */
+export async function runOpenLoad(
+  servers: string[],
+  options: OpenLoadOptions,
+  next: (index: number) => LoadRequest,
+): Promise<OpenLoadResult> {
+  const urls = servers.map((url) => new URL(url));
+  const total = Math.round((options.rate * options.durationMs) / 1000);
+  const latencies: Record<string, number[]> = {};
+  const waiting: { index: number; dueAt: number }[] = [];
+  let answered = 0;
+  let broken = 0;
+  let sent = 0;
+  let start = 0;
+
+  interface Connection {
+    socket: Socket;
+    host: string;
+    busy?: { dueAt: number };
+    buffer: Buffer;
+  }
+  const idle: Connection[] = [];
+  const dispatch = () => {
+    while (idle.length > 0 && waiting.length > 0) {
+      const connection = idle.pop() as Connection;
+      const request = waiting.shift() as { index: number; dueAt: number };
+      connection.busy = { dueAt: request.dueAt };
+      connection.socket.write(serialise(next(request.index), connection.host));
+    }
+  };
+  const open = (i: number) =>
+    new Promise<Connection>((resolve, reject) => {
+      const { port, hostname, host } = urls[i % urls.length];
+      const socket = connect(Number(port), hostname, () => resolve(connection));
+      const connection: Connection = { socket, host, buffer: Buffer.alloc(0) };
+      socket.setNoDelay(true);
+      socket.once("error", reject);
+      socket.on("data", (chunk: Buffer) => {
+        connection.buffer =
+          connection.buffer.length === 0 ? chunk : Buffer.concat([connection.buffer, chunk]);
+        const response = parseResponse(connection.buffer);
+        if (!response || !connection.busy) return;
+        connection.buffer = connection.buffer.subarray(response.size);
+        const label = response.code ? `${response.status} ${response.code}` : String(response.status);
+        latencies[label] ??= [];
+        latencies[label].push(performance.now() - connection.busy.dueAt);
+        answered += 1;
+        connection.busy = undefined;
+        idle.push(connection);
+        dispatch();
+      });
+      socket.on("close", () => {
+        if (connection.busy) broken += 1;
+        connection.busy = undefined;
+      });
+    });
+  const connections = await Promise.all(Array.from({ length: options.connections }, (_, i) => open(i)));
+  idle.push(...connections);
+
+  start = performance.now();
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const due = Math.min(total, Math.floor(((performance.now() - start) * options.rate) / 1000) + 1);
+      for (; sent < due; sent++) waiting.push({ index: sent, dueAt: start + (sent * 1000) / options.rate });
+      dispatch();
+      if (sent < total) setImmediate(tick);
+      else resolve();
+    };
+    tick();
+  });
+  // The last request's deadline, then whatever is still waiting or in flight has timed out.
+  const deadline = start + options.durationMs + options.timeoutMs;
+  await new Promise<void>((resolve) => {
+    const check = () => {
+      if (answered + broken >= total || performance.now() > deadline) return resolve();
+      setTimeout(check, 20);
+    };
+    check();
+  });
+  for (const { socket } of connections) socket.destroy();
+  const late = Object.values(latencies).reduce(
+    (sum, values) => sum + values.filter((ms) => ms > options.timeoutMs).length,
+    0,
+  );
+  return {
+    offeredPerSecond: options.rate,
+    sent: total,
+    answered,
+    timedOut: total - answered + late,
+    latencies,
+  };
+}
+
+export interface Ceiling {
+  /** The highest offered rate every step up to which held the bounds. */
+  sustainedPerSecond: number;
+  steps: {
+    offeredPerSecond: number;
+    answeredPerSecond: number;
+    p99Ms: number;
+    errorShare: number;
+    held: boolean;
+    /** Answers per outcome label: a step's 201s over its duration are its orders per second. */
+    answers: Record<string, number>;
+  }[];
+}
+
+/**
+ * Steps the offered rate up by `factor` from `startRate` until a step breaks the bounds (its `measured`
+ * outcomes' p99 above `p99Ms`, or more than `maxErrorShare` of its requests failed or timed out): the
+ * last step that held is the design's sustained rate. `step` runs one rate on whatever fresh state
+ * it needs (a sale big enough to last the step) and returns the load's result.
+ */
+export async function findCeiling(
+  step: (rate: number) => Promise<OpenLoadResult>,
+  bounds: {
+    startRate: number;
+    factor: number;
+    maxRate: number;
+    p99Ms: number;
+    maxErrorShare: number;
+    /** The outcome labels whose latency counts (a purchase's 201; every answer where refusals are the point). */
+    measured: (label: string) => boolean;
+    /** Answers that are failures (5xx, 429…), whatever their latency. */
+    failed: (label: string) => boolean;
+  },
+): Promise<Ceiling> {
+  const steps: Ceiling["steps"] = [];
+  let sustained = 0;
+  for (let rate = bounds.startRate; rate <= bounds.maxRate; rate = Math.round(rate * bounds.factor)) {
+    const result = await step(rate);
+    const measured = Object.entries(result.latencies)
+      .filter(([label]) => bounds.measured(label))
+      .flatMap(([, values]) => values)
+      .sort((a, b) => a - b);
+    const failures =
+      result.timedOut +
+      Object.entries(result.latencies)
+        .filter(([label]) => bounds.failed(label))
+        .reduce((sum, [, values]) => sum + values.length, 0);
+    const p99 = measured.length ? percentile(measured, 99) : Number.POSITIVE_INFINITY;
+    const errorShare = failures / result.sent;
+    const held = p99 <= bounds.p99Ms && errorShare <= bounds.maxErrorShare;
+    steps.push({
+      offeredPerSecond: rate,
+      answeredPerSecond: Math.round((result.answered / result.sent) * rate),
+      p99Ms: Math.round(p99 * 10) / 10,
+      errorShare: Math.round(errorShare * 100_000) / 100_000,
+      held,
+      answers: Object.fromEntries(
+        Object.entries(result.latencies).map(([label, values]) => [label, values.length]),
+      ),
+    });
+    process.stderr.write(
+      `    ${rate}/s: p99 ${steps.at(-1)?.p99Ms} ms, errors ${errorShare} ${held ? "✓" : "✗"}\n`,
+    );
+    if (!held) break;
+    sustained = rate;
+  }
+  return { sustainedPerSecond: sustained, steps };
+}

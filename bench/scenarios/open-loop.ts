@@ -1,0 +1,116 @@
+import type { FlashgateRedis } from "@flashgate/cache";
+import type { Pool } from "mysql2/promise";
+import type { LoadRequest } from "../lib/load.ts";
+import { type Ceiling, findCeiling, runOpenLoad } from "../lib/open-loop.ts";
+import { mintTokens, purchaseRequest } from "../lib/sale.ts";
+import type { RunningSystem } from "../lib/systems.ts";
+import type { Systems } from "../run.ts";
+import { type CatalogueProfile, demand, openCatalogue } from "./catalogue.ts";
+import { openSale, warmedDesigns } from "./open-sale.ts";
+
+export interface OpenLoopProfile {
+  rounds: number;
+  stepMs: number;
+  startRate: number;
+  factor: number;
+  maxRate: number;
+  connections: number;
+  stormUnits: number;
+  catalogue: { skus: number; zipf: number };
+}
+
+/** What a step needs: a fresh sale, and the request of each of its arrivals. */
+type Prepare = (system: RunningSystem, rate: number) => Promise<(index: number) => LoadRequest>;
+
+/**
+ * Each design's highest sustained arrival rate per scenario: the rate is stepped up until the answers'
+ * p99 (from when each request was due) passes 200 ms or more than 0.1 % of requests fail or time out.
+ * Every step sells a fresh sale, big enough to last it where orders are the point. Three rounds, the
+ * designs' order rotated each round; ratios are taken within a round.
+ */
+export async function openLoop(
+  systems: Systems,
+  pool: Pool,
+  redis: FlashgateRedis,
+  secret: string,
+  profile: OpenLoopProfile,
+) {
+  const perStep = Math.ceil((profile.maxRate * profile.stepMs) / 1000);
+  const tokens = mintTokens(secret, Math.min(perStep, 300_000), 60_000_000);
+  for await (const _ of warmedDesigns(systems, pool, redis, secret, {
+    units: 500,
+    requests: 5000,
+    connections: 100,
+  }));
+
+  const catalogueProfile: CatalogueProfile = {
+    skus: profile.catalogue.skus,
+    zipf: profile.catalogue.zipf,
+    requests: perStep,
+    users: tokens.length,
+    // As much stock as no step can sell: orders per second on contended SKUs, not sold-out answers.
+    unitsPerSku: 10_000_000,
+    connections: profile.connections,
+  };
+  const { skuOf, userOf } = demand(catalogueProfile);
+  const scenarios: Record<string, { prepare: Prepare; measured: (label: string) => boolean }> = {
+    // One SKU of a thousand units: nearly every answer is the sold-out refusal, each one counts.
+    storm: {
+      measured: (label) => label === "201" || label.startsWith("409"),
+      prepare: async (system) => {
+        const sale = await openSale(systems, system, pool, redis, profile.stormUnits);
+        return (i) => purchaseRequest(sale, tokens[i % tokens.length], `ol-storm-${sale.activityId}-${i}`);
+      },
+    },
+    // One SKU with stock for every arrival of the step, each from a buyer of their own: orders per second.
+    bigstock: {
+      measured: (label) => label === "201",
+      prepare: async (system, rate) => {
+        const units = Math.ceil((rate * profile.stepMs) / 1000);
+        const sale = await openSale(systems, system, pool, redis, units);
+        return (i) => purchaseRequest(sale, tokens[i % tokens.length], `ol-big-${sale.activityId}-${i}`);
+      },
+    },
+    // Many SKUs, demand Zipf over them, stock that lasts: orders per second where SKUs contend unevenly.
+    catalogue: {
+      measured: (label) => label === "201",
+      prepare: async (system) => {
+        const activityId = await openCatalogue(systems, system, pool, redis, catalogueProfile);
+        return (i) =>
+          purchaseRequest({ activityId, skuId: skuOf[i] }, tokens[userOf[i]], `ol-cat-${activityId}-${i}`);
+      },
+    },
+  };
+
+  const designs = [systems.flashgate, systems.redisTruth, systems.mysqlOnly];
+  const results: Record<string, { round: number; order: string[]; ceilings: Record<string, Ceiling> }[]> = {};
+  for (const [name, scenario] of Object.entries(scenarios)) {
+    results[name] = [];
+    for (let round = 0; round < profile.rounds; round++) {
+      const order = designs.map((_, i) => designs[(i + round) % designs.length]);
+      const ceilings: Record<string, Ceiling> = {};
+      for (const system of order) {
+        process.stderr.write(`  open loop, ${name}, round ${round + 1}: ${system.name}\n`);
+        ceilings[system.name] = await findCeiling(
+          async (rate) =>
+            runOpenLoad(
+              system.urls,
+              { rate, durationMs: profile.stepMs, connections: profile.connections, timeoutMs: 2000 },
+              await scenario.prepare(system, rate),
+            ),
+          {
+            startRate: profile.startRate,
+            factor: profile.factor,
+            maxRate: profile.maxRate,
+            p99Ms: 200,
+            maxErrorShare: 0.001,
+            measured: scenario.measured,
+            failed: (label) => !label.startsWith("2") && !label.startsWith("409"),
+          },
+        );
+      }
+      results[name].push({ round: round + 1, order: order.map((s) => s.name), ceilings });
+    }
+  }
+  return { profile, results };
+}
