@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only storm,drift,lag,micro,flood,topology,bigstock,catalogue,openloop] [-- --processes N]
+// npm run bench [-- --quick] [-- --only storm,drift,lag,micro,flood,topology,bigstock,catalogue,cdc,openloop] [-- --processes N]
 
 import { availableParallelism } from "node:os";
 import { redisClient, withScripts } from "@flashgate/cache";
@@ -15,6 +15,7 @@ import {
 } from "./lib/systems.ts";
 import { bigStock } from "./scenarios/bigstock.ts";
 import { catalogue } from "./scenarios/catalogue.ts";
+import { cdcScenario } from "./scenarios/cdc.ts";
 import { driftScenario } from "./scenarios/drift.ts";
 import { floodScenario } from "./scenarios/flood.ts";
 import { lagScenario } from "./scenarios/lag.ts";
@@ -24,7 +25,7 @@ import { storm } from "./scenarios/storm.ts";
 import { topologyScenario } from "./scenarios/topology.ts";
 
 export interface Systems {
-  flashgate: RunningSystem & { maintainerUrls: string[] };
+  flashgate: Awaited<ReturnType<typeof startFlashgate>>;
   mysqlOnly: RunningSystem;
   redisTruth: RunningSystem;
   hello: RunningSystem;
@@ -178,6 +179,15 @@ try {
     process.stderr.write(`▸ catalogue ${JSON.stringify(profile)}\n`);
     process.stderr.write(
       `  → ${writeResult(resultName("catalogue"), { facts, ...(await catalogue(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,
+    );
+  }
+  if (wanted("cdc")) {
+    const profile = quick
+      ? { orders: 40_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 }
+      : { orders: 200_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 };
+    process.stderr.write(`▸ CDC throughput ${JSON.stringify(profile)}\n`);
+    process.stderr.write(
+      `  → ${writeResult(resultName("cdc"), { facts, ...(await cdcScenario(systems, pool, env, profile)) })}\n`,
     );
   }
   if (wanted("openloop")) {

@@ -21,8 +21,9 @@ async function startProcess(
   entry: string,
   env: Record<string, string>,
   readyPath: string,
-): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
-  const port = await freePort();
+  port?: number,
+): Promise<{ url: string; port: number; child: ChildProcess; stop: () => Promise<void> }> {
+  port ??= await freePort();
   const child = spawn(process.execPath, [join(repoRoot, entry)], {
     env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: "warn" },
     stdio: ["ignore", "inherit", "inherit"],
@@ -41,6 +42,7 @@ async function startProcess(
   }
   return {
     url,
+    port,
     child,
     stop: () =>
       new Promise((resolve) => {
@@ -81,15 +83,11 @@ async function startProcesses(
 
 /** `processes` APIs and `maintainers` cache-maintainers (one consumer group) over one stack. */
 export async function startFlashgate(env: Record<string, string>, processes: number, maintainers = 1) {
+  const maintainerEnv = { ...env, DRIFT_INTERVAL_MS: "0", EXPIRY_INTERVAL_MS: "0" };
   const started: Awaited<ReturnType<typeof startProcess>>[] = [];
   for (let i = 0; i < maintainers; i++)
     started.push(
-      await startProcess(
-        "cache-maintainer",
-        "apps/cache-maintainer/src/main.ts",
-        { ...env, DRIFT_INTERVAL_MS: "0", EXPIRY_INTERVAL_MS: "0" },
-        "/readyz",
-      ),
+      await startProcess("cache-maintainer", "apps/cache-maintainer/src/main.ts", maintainerEnv, "/readyz"),
     );
   const api = await startProcesses(
     "flashgate",
@@ -102,6 +100,23 @@ export async function startFlashgate(env: Record<string, string>, processes: num
     ...api,
     maintainerUrl: started[0].url,
     maintainerUrls: started.map((maintainer) => maintainer.url),
+    /** Stops the maintainers (what CDC writes waits in Kafka); the returned call starts them again on their ports. */
+    async pauseMaintainers() {
+      const ports = started.map((maintainer) => maintainer.port);
+      for (const maintainer of started.splice(0)) await maintainer.stop();
+      return async () => {
+        for (const port of ports)
+          started.push(
+            await startProcess(
+              "cache-maintainer",
+              "apps/cache-maintainer/src/main.ts",
+              maintainerEnv,
+              "/readyz",
+              port,
+            ),
+          );
+      };
+    },
     stop: async () => {
       await api.stop();
       for (const maintainer of started) await maintainer.stop();

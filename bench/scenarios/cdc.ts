@@ -1,0 +1,180 @@
+import { topics } from "@flashgate/cdc";
+import { connectClient } from "@flashgate/connect";
+import { consumerGroup } from "@flashgate/maintainer";
+import { Kafka, logLevel } from "kafkajs";
+import type { Pool, PoolConnection } from "mysql2/promise";
+import { percentile } from "../lib/load.ts";
+import { createCatalogue, newSale } from "../lib/sale.ts";
+import type { Systems } from "../run.ts";
+import { lagBetween, scrape } from "./lag.ts";
+
+export interface CdcProfile {
+  orders: number;
+  ordersPerTransaction: number;
+  /** Transactions committed side by side, each writer on SKUs of its own. */
+  writers: number;
+  skus: number;
+}
+
+/**
+ * A burst of order rows committed in large transactions, as a sale's deadline or a batch import writes
+ * them, through the whole CDC path, and each stage of it alone: (1) the writers with Debezium paused
+ * (the binlog's backlog), (2) Debezium draining that backlog into the topic with no maintainer (end
+ * offsets over time), (3) the maintainers replaying the topic's backlog alone (the group's committed
+ * offsets over time), then (4) a second burst with everything running: whole-pipeline events/s and the
+ * commit → Redis lag the maintainer measures. Each transaction inserts its orders and takes their units
+ * from its SKUs' stock in one UPDATE: every order row and every stock row is one change event.
+ */
+export async function cdcScenario(
+  systems: Systems,
+  pool: Pool,
+  env: Record<string, string>,
+  profile: CdcProfile,
+) {
+  const kafka = new Kafka({
+    clientId: "bench-cdc",
+    brokers: env.KAFKA_BROKERS.split(","),
+    logLevel: logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  const connect = connectClient(env.KAFKA_CONNECT_URL);
+  const connector = "flashgate-sale";
+  const sum = (offsets: { offset: string }[]) =>
+    offsets.reduce((total, p) => total + Math.max(0, Number(p.offset)), 0);
+  const topicEnd = async () => sum(await admin.fetchTopicOffsets(topics.sale));
+  const committed = async () =>
+    sum((await admin.fetchOffsets({ groupId: consumerGroup, topics: [topics.sale] }))[0].partitions);
+  const skusPerWriter = profile.skus / profile.writers;
+  const ordersPerSku = profile.ordersPerTransaction / skusPerWriter;
+  const eventsPerTransaction = profile.ordersPerTransaction + skusPerWriter;
+  const transactions = profile.orders / profile.ordersPerTransaction;
+  const events = transactions * eventsPerTransaction;
+
+  /** Polls `read` until it reaches `target`; the samples (ms since `since`, value) show the stage's pace. */
+  async function until(read: () => Promise<number>, target: number, since: number, timeoutMs = 600_000) {
+    const samples: [number, number][] = [];
+    for (;;) {
+      const value = await read();
+      samples.push([performance.now() - since, value]);
+      if (value >= target) return samples;
+      if (performance.now() - since > timeoutMs) throw new Error(`stuck at ${value} of ${target}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  /** When (ms, on the samples' clock) the value first reached `target`. */
+  const reached = (samples: [number, number][], target: number) =>
+    samples.find(([, value]) => value >= target)?.[0] ?? Number.NaN;
+
+  let burstNumber = 0;
+  /** One burst: `writers` connections, each committing its share of transactions on its own SKUs. */
+  async function burst(activityId: number, since: number) {
+    burstNumber += 1;
+    const commits: number[] = [];
+    const writer = async (w: number, connection: PoolConnection) => {
+      const firstSku = w * skusPerWriter + 1;
+      for (let t = w; t < transactions; t += profile.writers) {
+        const rows = Array.from({ length: profile.ordersPerTransaction }, (_, i) => {
+          const skuId = firstSku + (i % skusPerWriter);
+          return `('cdc-${activityId}-${burstNumber}-${t}-${i}', ${activityId}, ${skuId}, ${burstNumber * 10_000_000 + t * profile.ordersPerTransaction + i}, 'PENDING', 1000, 'EUR', NOW(3), NOW(3) + INTERVAL 1 DAY)`;
+        });
+        await connection.query("START TRANSACTION");
+        await connection.query(
+          `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at) VALUES ${rows.join(",")}`,
+        );
+        await connection.query(
+          "UPDATE sale_stock SET available = available - ? WHERE activity_id = ? AND sku_id BETWEEN ? AND ?",
+          [ordersPerSku, activityId, firstSku, firstSku + skusPerWriter - 1],
+        );
+        await connection.query("COMMIT");
+        commits.push(performance.now() - since);
+      }
+    };
+    const connections = await Promise.all(
+      Array.from({ length: profile.writers }, () => pool.getConnection()),
+    );
+    try {
+      await Promise.all(connections.map((connection, w) => writer(w, connection)));
+    } finally {
+      for (const connection of connections) connection.release();
+    }
+    return commits.sort((a, b) => a - b);
+  }
+
+  /** Per transaction (in commit order), how long after its commit the stage held its events. */
+  const stageLag = (commits: number[], samples: [number, number][], start: number) => {
+    const lags = commits
+      .map((at, k) => reached(samples, start + (k + 1) * eventsPerTransaction) - at)
+      .sort((a, b) => a - b);
+    return { p50Ms: Math.round(percentile(lags, 50)), p99Ms: Math.round(percentile(lags, 99)) };
+  };
+  const perSecond = (count: number, ms: number) => Math.round((count / ms) * 1000);
+
+  try {
+    const { activityId } = newSale();
+    await createCatalogue(pool, activityId, profile.skus, 10_000_000);
+    process.stderr.write(
+      `  cdc: ${events} events (${profile.orders} orders, ${transactions} transactions)\n`,
+    );
+
+    // Stages alone: the writers into a paused connector's binlog, then Debezium, then the maintainers.
+    const resumeMaintainers = await systems.flashgate.pauseMaintainers();
+    await connect.pause(connector);
+    await connect.waitUntil(connector, (status) => status?.connector.state === "PAUSED", {
+      timeoutMs: 60_000,
+    });
+    const startEnd = await topicEnd();
+    let since = performance.now();
+    const writes = await burst(activityId, since);
+    const writeMs = writes.at(-1) ?? Number.NaN;
+    process.stderr.write(`  cdc: written in ${Math.round(writeMs)} ms; Debezium alone…\n`);
+    since = performance.now();
+    await connect.resume(connector);
+    const debezium = await until(topicEnd, startEnd + events, since);
+    const firstEvent = debezium.find(([, value]) => value > startEnd)?.[0] ?? 0;
+    const debeziumMs = reached(debezium, startEnd + events) - firstEvent;
+    process.stderr.write(`  cdc: Debezium drained in ${Math.round(debeziumMs)} ms; maintainers alone…\n`);
+    since = performance.now();
+    await resumeMaintainers();
+    const readyMs = performance.now() - since;
+    const replay = await until(committed, startEnd + events, since);
+    const replayMs = reached(replay, startEnd + events) - readyMs;
+
+    // The whole pipeline, everything running, on the same SKUs.
+    const before = await scrape(systems.flashgate.maintainerUrls);
+    const pipelineStartEnd = await topicEnd();
+    since = performance.now();
+    const topicSamples = until(topicEnd, pipelineStartEnd + events, since);
+    const groupSamples = until(committed, pipelineStartEnd + events, since);
+    const pipelineCommits = await burst(activityId, since);
+    const topic = await topicSamples;
+    const group = await groupSamples;
+    const drainedMs = reached(group, pipelineStartEnd + events);
+    const cdc = lagBetween(before, await scrape(systems.flashgate.maintainerUrls));
+    return {
+      profile: { ...profile, events, eventsPerTransaction },
+      stages: {
+        writers: { ms: Math.round(writeMs), eventsPerSecond: perSecond(events, writeMs) },
+        debezium: { ms: Math.round(debeziumMs), eventsPerSecond: perSecond(events, debeziumMs) },
+        maintainers: {
+          ms: Math.round(replayMs),
+          eventsPerSecond: perSecond(events, replayMs),
+          processes: systems.flashgate.maintainerUrls.length,
+        },
+      },
+      pipeline: {
+        writtenMs: Math.round(pipelineCommits.at(-1) ?? Number.NaN),
+        drainedMs: Math.round(drainedMs),
+        eventsPerSecond: perSecond(events, drainedMs),
+        debeziumLag: stageLag(pipelineCommits, topic, pipelineStartEnd),
+        committedLag: stageLag(pipelineCommits, group, pipelineStartEnd),
+        maintainerLagP50Ms: cdc.lagP50Ms,
+        maintainerLagP99Ms: cdc.lagP99Ms,
+        applied: cdc.applied,
+      },
+    };
+  } finally {
+    await connect.resume(connector).catch(() => {});
+    await admin.disconnect();
+  }
+}
