@@ -47,14 +47,15 @@ async function validateCore(resource: Resource) {
   new models[resource.kind](resource).validate();
 }
 
-// Strimzi's generator, then kubectl: processes of their own, and Maven on a machine's first run.
+// Strimzi's generator, then kubectl: processes of their own, and Maven fetching Strimzi's jars on a
+// machine's first run (a fresh CI machine took longer than vitest's 10 s for a hook).
 describe("deploy/kubernetes", { timeout: 300_000 }, () => {
   let strimzi: Record<StrimziKind, object>;
   let rendered: Resource[];
   beforeAll(() => {
     strimzi = strimziSchemas();
     rendered = render("overlays/small");
-  });
+  }, 600_000);
 
   it("holds the local stack's connector, written from connectors/flashgate-mysql.json (npm run kubernetes:connect)", () => {
     expect(readFileSync(connectFile, "utf8")).toBe(connectYaml());
