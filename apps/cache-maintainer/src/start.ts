@@ -1,6 +1,6 @@
 import { redisClient, withScripts } from "@flashgate/cache";
 import { connectClient } from "@flashgate/connect";
-import { bumpHeartbeat, closeExpiredOrders, createPool } from "@flashgate/db";
+import { bumpHeartbeat, closeAllExpiredOrders, createPool } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
 import {
   createApplier,
@@ -43,7 +43,7 @@ export async function startMaintainer(config: MaintainerConfig, logger: Logger) 
     config.EXPIRY_INTERVAL_MS,
     "order expiry",
     async () => {
-      const closed = await closeExpiredOrders(pool, config.EXPIRY_BATCH);
+      const closed = await closeAllExpiredOrders(pool, config.EXPIRY_BATCH);
       if (closed) logger.info({ closed }, "expired orders closed");
     },
     logger,

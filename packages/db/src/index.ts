@@ -6,6 +6,7 @@ export { isConnectionLoss, isDatabaseUnavailable, isDuplicateKey, serverErrors }
 export { bumpHeartbeat } from "./heartbeat.ts";
 export {
   type CloseResult,
+  closeAllExpiredOrders,
   closeExpiredOrders,
   closeOrder,
   type PaidOrder,

@@ -1,7 +1,7 @@
 import { createSale, fastDatabaseUrl, freshIds } from "@flashgate/testkit";
 import mysql, { type Pool, type RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeExpiredOrders, type PaymentEvent, recordPayment } from "./lifecycle.ts";
+import { closeAllExpiredOrders, closeExpiredOrders, type PaymentEvent, recordPayment } from "./lifecycle.ts";
 import { findOrder, type SoldOutSnapshot, soldOutBuyers } from "./orders.ts";
 import { createPool } from "./pool.ts";
 import { placeOrder } from "./purchase.ts";
@@ -118,6 +118,45 @@ describe("an order's life after the purchase, on the database alone", () => {
       [ids.activityId, ids.skuId],
     );
     expect(Number(stock[0].available)).toBe(3);
+  });
+
+  it("closes a deadline's expired orders a batch to a transaction: each SKU's stock row written once per batch", async () => {
+    while ((await closeExpiredOrders(pool, 1000)) > 0);
+    const buyers = Array.from({ length: 30 }, (_, i) => i + 1);
+    const { ids, orderOf } = await sale(30, buyers, { paymentTimeoutS: 60 });
+    const stock = async () => {
+      const [rows] = await pool.query<RowDataPacket[]>(
+        "SELECT available, version FROM sale_stock WHERE activity_id = ? AND sku_id = ?",
+        [ids.activityId, ids.skuId],
+      );
+      return { available: Number(rows[0].available), version: Number(rows[0].version) };
+    };
+    await pool.query("UPDATE sale_order SET expires_at = NOW(3) - INTERVAL 1 SECOND WHERE activity_id = ?", [
+      ids.activityId,
+    ]);
+    const before = await stock();
+    expect(before.available).toBe(0);
+    expect(await closeExpiredOrders(pool, 100)).toBe(30);
+    const after = await stock();
+    expect(after.available).toBe(30);
+    expect(after.version - before.version).toBe(1);
+    const states = await Promise.all(
+      buyers.map(async (user) => (await findOrder(pool, orderOf(user)))?.state),
+    );
+    expect(new Set(states)).toEqual(new Set(["CLOSED"]));
+  });
+
+  it("closes every order due now in one call, batch after batch until one comes back short", async () => {
+    const buyers = Array.from({ length: 25 }, (_, i) => i + 1);
+    const { ids, orderOf } = await sale(25, buyers, { paymentTimeoutS: 60 });
+    await pool.query("UPDATE sale_order SET expires_at = NOW(3) - INTERVAL 1 SECOND WHERE activity_id = ?", [
+      ids.activityId,
+    ]);
+    expect(await closeAllExpiredOrders(pool, 10)).toBeGreaterThanOrEqual(25);
+    const states = await Promise.all(
+      buyers.map(async (user) => (await findOrder(pool, orderOf(user)))?.state),
+    );
+    expect(new Set(states)).toEqual(new Set(["CLOSED"]));
   });
 
   it("names the buyers of a sold-out SKU by request id, and nobody while units are left", async () => {

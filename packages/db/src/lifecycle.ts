@@ -45,14 +45,58 @@ export async function closeOrder(pool: Pool, orderId: string): Promise<CloseResu
   return closed ? { kind: "closed", order } : { kind: "not_pending", order };
 }
 
-/** Closes PENDING orders past their deadline, oldest first, in bounded batches. Returns how many it closed. */
+/**
+ * Closes up to `batchSize` PENDING orders past their deadline, oldest first, in one transaction: the
+ * orders in one UPDATE and each SKU's units back in one UPDATE of its stock row (in key order, as every
+ * writer takes them), so a sale's deadline costs a transaction per batch, not per order. The orders are
+ * locked first and skipped when another worker or a payment holds them: a payment that got there first
+ * wins, one that comes after finds the order CLOSED. Returns how many it closed.
+ */
 export async function closeExpiredOrders(pool: Pool, batchSize = 100): Promise<number> {
-  const [due] = await pool.query<RowDataPacket[]>(
-    "SELECT order_id FROM sale_order WHERE state = 'PENDING' AND expires_at < NOW(3) ORDER BY expires_at LIMIT ?",
-    [batchSize],
-  );
+  return inTransaction(pool, async (connection) => {
+    const [due] = await connection.query<RowDataPacket[]>(
+      `SELECT order_id, activity_id, sku_id FROM sale_order WHERE state = 'PENDING' AND expires_at < NOW(3)
+        ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED`,
+      [batchSize],
+    );
+    if (due.length === 0) return 0;
+    const [update] = await connection.query(
+      "UPDATE sale_order SET state = 'CLOSED' WHERE order_id IN (?) AND state = 'PENDING'",
+      [due.map((row) => row.order_id)],
+    );
+    // Locked PENDING above, so every one changed; anything else would return units twice or never.
+    if ((update as { affectedRows: number }).affectedRows !== due.length)
+      throw new Error(
+        `closed ${(update as { affectedRows: number }).affectedRows} of ${due.length} locked orders`,
+      );
+    const returned = new Map<string, { activityId: number; skuId: number; units: number }>();
+    for (const row of due) {
+      const key = `${row.activity_id}:${row.sku_id}`;
+      const sku = returned.get(key) ?? {
+        activityId: Number(row.activity_id),
+        skuId: Number(row.sku_id),
+        units: 0,
+      };
+      sku.units += 1;
+      returned.set(key, sku);
+    }
+    const inKeyOrder = [...returned.values()].sort(
+      (a, b) => a.activityId - b.activityId || a.skuId - b.skuId,
+    );
+    for (const { activityId, skuId, units } of inKeyOrder)
+      await connection.query(
+        "UPDATE sale_stock SET available = available + ? WHERE activity_id = ? AND sku_id = ?",
+        [units, activityId, skuId],
+      );
+    return due.length;
+  });
+}
+
+/** Every order due now closed, a batch to a transaction until a batch comes back short: a sale's deadline is over in seconds. */
+export async function closeAllExpiredOrders(pool: Pool, batchSize = 100): Promise<number> {
   let closed = 0;
-  for (const row of due) if ((await closeOrder(pool, row.order_id)).kind === "closed") closed += 1;
+  for (let batch = batchSize; batch === batchSize; closed += batch)
+    batch = await closeExpiredOrders(pool, batchSize);
   return closed;
 }
 
