@@ -15,7 +15,7 @@ import {
 } from "./lib/systems.ts";
 import { bigStock } from "./scenarios/bigstock.ts";
 import { catalogue } from "./scenarios/catalogue.ts";
-import { cdcScenario } from "./scenarios/cdc.ts";
+import { cdcScenario, massExpiry } from "./scenarios/cdc.ts";
 import { driftScenario } from "./scenarios/drift.ts";
 import { floodScenario } from "./scenarios/flood.ts";
 import { lagScenario } from "./scenarios/lag.ts";
@@ -185,10 +185,15 @@ try {
     const profile = quick
       ? { orders: 40_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 }
       : { orders: 200_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 };
-    process.stderr.write(`▸ CDC throughput ${JSON.stringify(profile)}\n`);
+    const expiry = quick
+      ? { orders: 10_000, skus: 100, buyersPerSecond: 2000, buyingMs: 15_000 }
+      : { orders: 50_000, skus: 100, buyersPerSecond: 4000, buyingMs: 40_000 };
     process.stderr.write(
-      `  → ${writeResult(resultName("cdc"), { facts, ...(await cdcScenario(systems, pool, env, profile)) })}\n`,
+      `▸ CDC throughput ${JSON.stringify(profile)}, then a deadline ${JSON.stringify(expiry)}\n`,
     );
+    const burst = await cdcScenario(systems, pool, env, profile);
+    const deadline = await massExpiry(systems, pool, redis, env.AUTH_JWT_SECRET, expiry);
+    process.stderr.write(`  → ${writeResult(resultName("cdc"), { facts, ...burst, deadline })}\n`);
   }
   if (wanted("openloop")) {
     const profile = {

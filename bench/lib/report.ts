@@ -465,9 +465,17 @@ function openLoopSection(results: Results): string[] {
 
 /** A burst of order rows through each CDC stage alone, then through the whole pipeline. */
 function cdcSection(results: Results): string[] {
-  const cdc = results.cdc?.data as { profile: ResultRow; stages: ResultRow; pipeline: ResultRow } | undefined;
+  const cdc = results.cdc?.data as
+    | { profile: ResultRow; stages: ResultRow; pipeline: ResultRow; deadline?: ResultRow }
+    | undefined;
   if (!cdc) return [];
-  const { profile, stages, pipeline } = cdc;
+  const { profile, stages, pipeline, deadline } = cdc;
+  const expiry = deadline
+    ? [
+        `A payment deadline: ${deadline.profile.orders} PENDING orders of a sold-out sale (${deadline.profile.skus} SKUs) all due at once, the maintainers started with order expiry on, new buyers arriving at ${deadline.profile.buyersPerSecond}/s (open loop): all expired after **${seconds(deadline.expiredAllAfterMs)} s**, the last returned unit sold again after **${seconds(deadline.lastUnitSoldAgainAfterMs)} s** (${deadline.resold} of ${deadline.profile.orders} re-sold); commit → Redis lag p50 / p99 meanwhile ${deadline.lagP50Ms ?? "–"} / ${deadline.lagP99Ms ?? "–"} ms over ${deadline.applied} changes.`,
+        "",
+      ]
+    : [];
   return [
     `## CDC throughput (${results.cdc.file})`,
     "",
@@ -482,5 +490,6 @@ function cdcSection(results: Results): string[] {
     "",
     `Whole pipeline: written in ${pipeline.writtenMs} ms; lag p50 / p99 into the topic ${pipeline.debeziumLag.p50Ms} / ${pipeline.debeziumLag.p99Ms} ms, to the group's commit ${pipeline.committedLag.p50Ms} / ${pipeline.committedLag.p99Ms} ms; the maintainer's own commit → Redis lag p50 / p99 ${pipeline.maintainerLagP50Ms ?? "–"} / ${pipeline.maintainerLagP99Ms ?? "–"} ms over ${pipeline.applied} changes applied (goal: ≥ 20,000 events/s with lag p99 < 2 s).`,
     "",
+    ...expiry,
   ];
 }

@@ -100,17 +100,20 @@ export async function startFlashgate(env: Record<string, string>, processes: num
     ...api,
     maintainerUrl: started[0].url,
     maintainerUrls: started.map((maintainer) => maintainer.url),
-    /** Stops the maintainers (what CDC writes waits in Kafka); the returned call starts them again on their ports. */
+    /**
+     * Stops the maintainers (what CDC writes waits in Kafka); the returned call starts them again on their
+     * ports, with `overrides` of their settings (order expiry, off in the bench, for a deadline).
+     */
     async pauseMaintainers() {
       const ports = started.map((maintainer) => maintainer.port);
       for (const maintainer of started.splice(0)) await maintainer.stop();
-      return async () => {
+      return async (overrides: Record<string, string> = {}) => {
         for (const port of ports)
           started.push(
             await startProcess(
               "cache-maintainer",
               "apps/cache-maintainer/src/main.ts",
-              maintainerEnv,
+              { ...maintainerEnv, ...overrides },
               "/readyz",
               port,
             ),

@@ -59,7 +59,7 @@ export function demand(profile: CatalogueProfile) {
 }
 
 /** Whether every SKU of the catalogue is in flashgate's cache as MySQL has it, within `timeoutMs`. */
-async function allCached(
+export async function allCached(
   pool: Pool,
   redis: FlashgateRedis,
   activityId: number,
