@@ -89,6 +89,26 @@ export async function startFlashgate(env: Record<string, string>, processes: num
     started.push(
       await startProcess("cache-maintainer", "apps/cache-maintainer/src/main.ts", maintainerEnv, "/readyz"),
     );
+  /**
+   * Stops the maintainers (what CDC writes waits in Kafka); the returned call starts them again on their
+   * ports, with `overrides` of their settings (order expiry, off in the bench, for a deadline).
+   */
+  async function pauseMaintainers() {
+    const ports = started.map((maintainer) => maintainer.port);
+    for (const maintainer of started.splice(0)) await maintainer.stop();
+    return async (overrides: Record<string, string> = {}) => {
+      for (const port of ports)
+        started.push(
+          await startProcess(
+            "cache-maintainer",
+            "apps/cache-maintainer/src/main.ts",
+            { ...maintainerEnv, ...overrides },
+            "/readyz",
+            port,
+          ),
+        );
+    };
+  }
   const api = await startProcesses(
     "flashgate",
     "apps/purchase-api/src/main.ts",
@@ -100,26 +120,10 @@ export async function startFlashgate(env: Record<string, string>, processes: num
     ...api,
     maintainerUrl: started[0].url,
     maintainerUrls: started.map((maintainer) => maintainer.url),
-    /**
-     * Stops the maintainers (what CDC writes waits in Kafka); the returned call starts them again on their
-     * ports, with `overrides` of their settings (order expiry, off in the bench, for a deadline).
-     */
-    async pauseMaintainers() {
-      const ports = started.map((maintainer) => maintainer.port);
-      for (const maintainer of started.splice(0)) await maintainer.stop();
-      return async (overrides: Record<string, string> = {}) => {
-        for (const port of ports)
-          started.push(
-            await startProcess(
-              "cache-maintainer",
-              "apps/cache-maintainer/src/main.ts",
-              { ...maintainerEnv, ...overrides },
-              "/readyz",
-              port,
-            ),
-          );
-      };
-    },
+    pauseMaintainers,
+    /** The maintainers stopped and started again with `overrides` of their settings. */
+    restartMaintainers: async (overrides: Record<string, string> = {}) =>
+      (await pauseMaintainers())(overrides),
     stop: async () => {
       await api.stop();
       for (const maintainer of started) await maintainer.stop();

@@ -231,7 +231,7 @@ export async function massExpiry(
   await resume();
   if (!(await allCached(pool, redis, activityId, profile.skus, 180_000)))
     throw new Error("the sold-out sale never reached the cache");
-  await systems.flashgate.pauseMaintainers().then((again) => again({ EXPIRY_INTERVAL_MS: "1000" }));
+  await systems.flashgate.restartMaintainers({ EXPIRY_INTERVAL_MS: "1000" });
 
   // The buyers after the deadline: users of their own, told apart from the expired orders' by id.
   const newBuyers = 70_000_000;
@@ -272,7 +272,7 @@ export async function massExpiry(
   await watching;
   const cdc = lagBetween(before, await scrape(systems.flashgate.maintainerUrls));
   // Expiry off again, as every other scenario runs.
-  await systems.flashgate.pauseMaintainers().then((again) => again());
+  await systems.flashgate.restartMaintainers();
   const { resold, closed } = await newOrders();
   return {
     profile,

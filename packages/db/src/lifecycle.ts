@@ -1,4 +1,4 @@
-import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
+import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { isDuplicateKey } from "./errors.ts";
 import { findOrder, type Order } from "./orders.ts";
 
@@ -60,30 +60,22 @@ export async function closeExpiredOrders(pool: Pool, batchSize = 100): Promise<n
       [batchSize],
     );
     if (due.length === 0) return 0;
-    const [update] = await connection.query(
+    const [update] = await connection.query<ResultSetHeader>(
       "UPDATE sale_order SET state = 'CLOSED' WHERE order_id IN (?) AND state = 'PENDING'",
       [due.map((row) => row.order_id)],
     );
     // Locked PENDING above, so every one changed; anything else would return units twice or never.
-    if ((update as { affectedRows: number }).affectedRows !== due.length)
-      throw new Error(
-        `closed ${(update as { affectedRows: number }).affectedRows} of ${due.length} locked orders`,
-      );
-    const returned = new Map<string, { activityId: number; skuId: number; units: number }>();
+    if (update.affectedRows !== due.length)
+      throw new Error(`closed ${update.affectedRows} of ${due.length} locked orders`);
+    const unitsBySku = new Map<string, number>();
     for (const row of due) {
-      const key = `${row.activity_id}:${row.sku_id}`;
-      const sku = returned.get(key) ?? {
-        activityId: Number(row.activity_id),
-        skuId: Number(row.sku_id),
-        units: 0,
-      };
-      sku.units += 1;
-      returned.set(key, sku);
+      const sku = `${row.activity_id}:${row.sku_id}`;
+      unitsBySku.set(sku, (unitsBySku.get(sku) ?? 0) + 1);
     }
-    const inKeyOrder = [...returned.values()].sort(
-      (a, b) => a.activityId - b.activityId || a.skuId - b.skuId,
-    );
-    for (const { activityId, skuId, units } of inKeyOrder)
+    const inKeyOrder = [...unitsBySku]
+      .map(([sku, units]) => [...sku.split(":").map(Number), units])
+      .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    for (const [activityId, skuId, units] of inKeyOrder)
       await connection.query(
         "UPDATE sale_stock SET available = available + ? WHERE activity_id = ? AND sku_id = ?",
         [units, activityId, skuId],
