@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
-import mysql, { type Connection } from "mysql2/promise";
+import mysql, { type Connection, type RowDataPacket } from "mysql2/promise";
 import type { DatabaseEngine } from "../config.ts";
 import type { Component, StackContext } from "../context.ts";
 import { withJarsLock } from "../jars-lock.ts";
@@ -218,9 +218,11 @@ export const database: Component = {
   async healthy(ctx) {
     try {
       const connection = await adminConnection(ctx);
-      await connection.query("SELECT 1");
+      const [rows] = await connection.query<RowDataPacket[]>("SELECT @@port AS port");
       await connection.end();
-      return true;
+      // Its socket answers whatever port it listens on: a server an interrupted run left on another port
+      // is not the one this stack's clients will dial.
+      return Number(rows[0]?.port) === ctx.config.FLASHGATE_DB_PORT;
     } catch {
       return false;
     }
