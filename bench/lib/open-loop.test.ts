@@ -9,17 +9,23 @@ afterEach(() => {
   for (const server of servers.splice(0)) server.close();
 });
 
-/** A server that answers one request at a time, each `serviceMs` after the previous answer. */
-async function serialServer(serviceMs: number): Promise<string> {
-  let free = 0;
-  const server = createServer((_, response) => {
-    const at = Math.max(Date.now(), free) + serviceMs;
-    free = at;
-    setTimeout(() => response.end("ok"), at - Date.now());
-  });
+/** Listens on a free port (closed after the test); its URL. */
+async function listening(server: Server): Promise<string> {
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A server that answers one request at a time, each `serviceMs` after the previous answer. */
+function serialServer(serviceMs: number): Promise<string> {
+  let free = 0;
+  return listening(
+    createServer((_, response) => {
+      const at = Math.max(Date.now(), free) + serviceMs;
+      free = at;
+      setTimeout(() => response.end("ok"), at - Date.now());
+    }),
+  );
 }
 
 const get = () => ({ method: "GET" as const, path: "/" });
@@ -38,6 +44,73 @@ describe("the open-loop load", () => {
     expect(result.latencies["200"]).toHaveLength(50);
   });
 
+  it("sends the warm-up's arrivals at the rate but counts only those after it", async () => {
+    const indices: number[] = [];
+    const url = await serialServer(1);
+    const result = await runOpenLoad(
+      [url],
+      { rate: 100, durationMs: 500, warmupMs: 300, connections: 4, timeoutMs: 2000 },
+      (index) => {
+        indices.push(index);
+        return get();
+      },
+    );
+    expect(indices).toHaveLength(80);
+    expect(result.sent).toBe(50);
+    expect(result.answered).toBe(50);
+    expect(result.latencies["200"]).toHaveLength(50);
+  });
+
+  it("never sends on a socket the server closed while it sat idle", async () => {
+    // The server closes a keep-alive socket idle for 100 ms after an answer. The first answer and one in
+    // twenty after it take 300 ms: every socket serves at first, most then sit idle (one keeps up with
+    // the rate), and the next slow answer's arrivals need them again.
+    let served = 0;
+    const server = createServer((_, response) => {
+      served += 1;
+      setTimeout(() => response.end("ok"), served === 1 || served % 20 === 0 ? 300 : 1);
+    });
+    server.keepAliveTimeout = 100;
+    // Node 24 waits a further second past keepAliveTimeout unless told not to.
+    Object.assign(server, { keepAliveTimeoutBuffer: 0 });
+    const url = await listening(server);
+    const result = await runOpenLoad(
+      [url],
+      { rate: 50, durationMs: 2000, connections: 8, timeoutMs: 2000 },
+      get,
+    );
+    expect(result.timedOut).toBe(0);
+    expect(result.answered).toBe(100);
+  });
+
+  it("sends a request again, once, when the server closed its socket without reading it", async () => {
+    // Each of the first eight sockets serves one answer; the server then drops its next request unread,
+    // as a server closing an idle keep-alive socket does to a request crossing its FIN. Each request is
+    // dropped at most once (a resent one may land on another of those sockets and is read there).
+    const served = new WeakMap<object, number>();
+    const dropped = new Set<string>();
+    let sockets = 0;
+    const server = createServer((request, response) => {
+      const count = served.get(request.socket) ?? 0;
+      if (count === 0) sockets += 1;
+      served.set(request.socket, count + 1);
+      const path = request.url ?? "";
+      if (count === 1 && sockets <= 8 && !dropped.has(path)) {
+        dropped.add(path);
+        request.socket.destroy();
+      } else response.end("ok");
+    });
+    const url = await listening(server);
+    const result = await runOpenLoad(
+      [url],
+      { rate: 100, durationMs: 500, connections: 8, timeoutMs: 2000 },
+      (index) => ({ method: "GET" as const, path: `/${index}` }),
+    );
+    expect(dropped.size).toBeGreaterThan(0);
+    expect(result.timedOut).toBe(0);
+    expect(result.answered).toBe(50);
+  });
+
   it("times each answer from when it was due: a server at a fifth of the rate shows its queue, not its service time", async () => {
     // 20 answers/s against 100 arrivals/s on one connection: timed from its send, each answer takes 50 ms.
     const url = await serialServer(50);
@@ -53,18 +126,18 @@ describe("the open-loop load", () => {
     expect(result.answered + result.timedOut).toBeGreaterThanOrEqual(result.sent);
   });
 
-  it("finds the ceiling: the last rate whose p99 held, stopping at the first that broke", async () => {
+  /** The ceiling search over steps whose every answer takes `ms(rate, ratesSoFar)`; the rates it ran. */
+  async function searchCeiling(ms: (rate: number, rates: number[]) => number) {
     const rates: number[] = [];
     const ceiling = await findCeiling(
       async (rate) => {
         rates.push(rate);
-        const ms = rate > 400 ? 500 : 10;
         return {
           offeredPerSecond: rate,
           sent: 100,
           answered: 100,
           timedOut: 0,
-          latencies: { "201": Array(100).fill(ms) },
+          latencies: { "201": Array(100).fill(ms(rate, rates)) },
         };
       },
       {
@@ -77,8 +150,22 @@ describe("the open-loop load", () => {
         failed: (label) => label.startsWith("5"),
       },
     );
-    expect(rates).toEqual([100, 200, 400, 800]);
+    return { rates, ceiling };
+  }
+
+  it("finds the ceiling: the last rate whose p99 held, stopping at the first that broke twice", async () => {
+    const { rates, ceiling } = await searchCeiling((rate) => (rate > 400 ? 500 : 10));
+    expect(rates).toEqual([100, 200, 400, 800, 800]);
     expect(ceiling.sustainedPerSecond).toBe(400);
-    expect(ceiling.steps.map((step) => step.held)).toEqual([true, true, true, false]);
+    expect(ceiling.steps.map((step) => step.held)).toEqual([true, true, true, false, false]);
+  });
+
+  it("tries a broken rate once more: one hiccup of the machine does not end the search", async () => {
+    const { rates, ceiling } = await searchCeiling((rate, ran) => {
+      const hiccup = rate === 200 && ran.filter((r) => r === 200).length === 1;
+      return hiccup || rate > 400 ? 500 : 10;
+    });
+    expect(rates).toEqual([100, 200, 200, 400, 800, 800]);
+    expect(ceiling.sustainedPerSecond).toBe(400);
   });
 });
