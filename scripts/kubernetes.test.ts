@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { connectorsDir, readConnectorFile } from "@flashgate/connect";
+import { connectorsDir, readConnectorFile, workerSettings } from "@flashgate/connect";
 import { Ajv } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
@@ -122,5 +122,14 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
     );
     for (const topic of topics)
       expect(topic).toMatchObject({ replicas: 3, config: { "min.insync.replicas": 2 } });
+  });
+});
+
+// Compose's Connect image writes its worker's properties in shell, beside the Kubernetes resources above.
+describe("docker/kafka/run.sh", () => {
+  it("gives compose's Connect worker the settings of @flashgate/connect's workerSettings", () => {
+    const runSh = readFileSync(new URL("../docker/kafka/run.sh", import.meta.url), "utf8");
+    for (const [name, value] of Object.entries(workerSettings))
+      expect(runSh).toContain(`echo "${name}=${value}"`);
   });
 });

@@ -4,7 +4,7 @@
 // cannot drift: a test fails when the committed file differs from what this writes.
 import { readFileSync, writeFileSync } from "node:fs";
 import { topicPartitions, topics } from "@flashgate/cdc";
-import { connectorsDir, missingEnvPlaceholders, readConnectorFile } from "@flashgate/connect";
+import { connectorsDir, missingEnvPlaceholders, readConnectorFile, workerSettings } from "@flashgate/connect";
 import { debeziumDbUser } from "@flashgate/db";
 import { stringify } from "yaml";
 
@@ -70,6 +70,7 @@ export function connectResources() {
           // ${env:…} in a connector's config is resolved by the worker, so no secret is stored in Kafka.
           "config.providers": "env",
           "config.providers.env.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+          ...workerSettings,
         },
         // Strimzi builds the worker image with the connector plugin from Maven Central.
         build: {

@@ -5,12 +5,14 @@ import {
   appEnv,
   consoleProgress,
   databaseEngineOf,
+  readPid,
   type StackContext,
   sideStackHome,
   stackContext,
   up,
 } from "@flashgate/stack";
 import type { Pool, RowDataPacket } from "mysql2/promise";
+import { cpuMsOf } from "./systems.ts";
 
 /** The bench stack has its own ports and data dir, so a run never disturbs a dev or test stack. */
 const engine = databaseEngineOf(process.env);
@@ -89,4 +91,25 @@ export function machineBusyMs(): number {
     .slice(1)
     .map(Number);
   return (user + nice + system + irq + softirq + steal) * 10;
+}
+
+/** CPU time so far (ms) of each of the stack's servers, from /proc: where a stage's work is done. */
+export function stackCpuMs(ctx: StackContext): Record<"database" | "kafka" | "connect" | "redis", number> {
+  const of = (name: string) => cpuMsOf(readPid(ctx.paths.pids, name));
+  return { database: of("database"), kafka: of("kafka"), connect: of("connect"), redis: of("redis") };
+}
+
+/**
+ * Waits (at most `maxMs`) until the machine's cores are mostly idle over a half second: a design's
+ * queued work (a database pool draining requests whose clients are gone) must not be measured as the
+ * next design's.
+ */
+export async function machineSettled(maxMs = 30_000, busyShare = 0.4): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  const cores = cpus().length;
+  while (Date.now() < deadline) {
+    const before = machineBusyMs();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    if ((machineBusyMs() - before) / (500 * cores) < busyShare) return;
+  }
 }

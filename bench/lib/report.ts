@@ -7,11 +7,14 @@ const dir = join(repoRoot, "bench", "results");
 // biome-ignore lint/suspicious/noExplicitAny: rows of our own result files, written a few lines away
 type ResultRow = Record<string, any>;
 
-export function writeResult(scenario: string, data: unknown): string {
+/** This bench run: a run that goes on in a child process (the storm on MariaDB) hands it on. */
+export const benchRun = process.env.FLASHGATE_BENCH_RUN ?? new Date().toISOString();
+
+export function writeResult(scenario: string, data: object): string {
   mkdirSync(dir, { recursive: true });
   const stamp = new Date().toISOString().replaceAll(":", "-").slice(0, 19);
   const file = join(dir, `${stamp}-${scenario}.json`);
-  writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`);
+  writeFileSync(file, `${JSON.stringify({ run: benchRun, ...data }, null, 2)}\n`);
   return file;
 }
 
@@ -54,7 +57,12 @@ const colors: Record<string, string> = {
   "mysql-only": "#8b949e",
 };
 
-type StormResult = { profile: Record<string, number>; results: ResultRow[]; facts?: Record<string, unknown> };
+type StormResult = {
+  run?: string;
+  profile: Record<string, number>;
+  results: ResultRow[];
+  facts?: Record<string, unknown>;
+};
 
 /** One storm's table and its ratio to the MySQL-only baseline of the same run. */
 function stormTable(results: ResultRow[]): string[] {
@@ -148,14 +156,17 @@ function stormSections(results: Results): string[] {
   if (storm && mariadb) {
     const flashgate = (run: StormResult) =>
       run.results.find((r) => r.system === "flashgate")?.requestsPerSecond;
+    const sameRun = storm.run !== undefined && storm.run === mariadb.run;
     lines.push(
       `### The same storm on MariaDB (${results["storm-mariadb"].file})`,
       "",
-      `For comparison, on ${mariadb.facts?.database ?? "MariaDB"}, with the same profile and durability.`,
+      `On ${mariadb.facts?.database ?? "MariaDB"}, with the same profile and durability.`,
       "",
       ...stormTable(mariadb.results),
       "",
-      `flashgate on MySQL / on MariaDB throughput: **${((flashgate(storm) ?? 0) / (flashgate(mariadb) ?? 1)).toFixed(2)}×**.`,
+      sameRun
+        ? `flashgate on MySQL / on MariaDB throughput, both in run ${storm.run}: **${((flashgate(storm) ?? 0) / (flashgate(mariadb) ?? 1)).toFixed(2)}×**.`
+        : "These figures come from another run than the MySQL storm's: no ratio is taken across runs (`npm run bench -- --only storm` runs both engines in one).",
       "",
     );
   }
@@ -442,7 +453,7 @@ function openLoopSection(results: Results): string[] {
   const lines = [
     `## Open loop (${results.openloop.file})`,
     "",
-    `Requests arrive at a fixed rate whether or not earlier ones were answered (${profile.connections} connections, 2 server processes per design), each answer timed from when its request was due. The rate starts at ${profile.startRate}/s and rises ×${profile.factor} per ${profile.stepMs / 1000} s step until the p99 of the measured answers passes 200 ms or more than 0.1 % of requests fail or time out (2 s); a design's figure is the last rate that held. Storm: one SKU of ${profile.stormUnits} units, every answer measured (mostly SOLD_OUT). Big stock: one SKU with a unit for every arrival, each from a buyer of their own; catalogue: ${profile.catalogue.skus} SKUs, Zipf s = ${profile.catalogue.zipf}, stock that lasts — both measure 201s, and orders/s is a step's 201s over its duration (Redis-as-truth: admissions, persisted later). A fresh sale per step; the designs' order rotates each round, ratios are within a round.`,
+    `Requests arrive at a fixed rate whether or not earlier ones were answered (${profile.connections} connections, 2 server processes per design), each answer timed from when its request was due. The rate starts at ${profile.startRate}/s and rises ×${profile.factor} per ${profile.stepMs / 1000} s step (measured after ${(profile.warmupMs ?? 0) / 1000} s of arrivals at the same rate on its fresh sockets and sale, and once the machine has settled from the step before) until the p99 of the measured answers passes 200 ms or more than 0.1 % of requests fail or time out (2 s) twice in a row at one rate (a broken step runs once more: one hiccup of the machine does not end the search); a design's figure is the last rate that held. Storm: one SKU with a unit for ${Number(profile.stormUnitShare) * 100} % of the step's arrivals, every answer measured (mostly SOLD_OUT). Big stock: one SKU with a unit for every arrival, each from a buyer of their own; catalogue: ${profile.catalogue.skus} SKUs, Zipf s = ${profile.catalogue.zipf}, stock that lasts — both measure 201s, and orders/s is a step's 201s over its duration (Redis-as-truth: admissions, persisted later). A fresh sale per step; the designs' order rotates each round, ratios are within a round.`,
     "",
     "| scenario | round (order) | flashgate /s | Redis-as-truth /s | MySQL-only /s | flashgate / Redis-as-truth | orders/s at the ceiling (flashgate, Redis-as-truth) |",
     "|---|---|---|---|---|---|---|",
@@ -455,15 +466,38 @@ function openLoopSection(results: Results): string[] {
     for (const { round, order, ceilings } of rounds) {
       const fg = ceilings.flashgate?.sustainedPerSecond;
       const rt = ceilings["redis-as-truth"]?.sustainedPerSecond;
+      // No step held: the design's ceiling is below the first rate tried.
+      const rate = (ceiling: ResultRow | undefined) =>
+        ceiling === undefined ? "–" : ceiling.sustainedPerSecond || `< ${profile.startRate}`;
       lines.push(
-        `| ${scenario} | ${round} (${order.join(", ")}) | ${fg ?? "–"} | ${rt ?? "–"} | ${ceilings["mysql-only"]?.sustainedPerSecond ?? "–"} | ${fg && rt ? `**${(fg / rt).toFixed(2)}×**` : "–"} | ${ordersAt(ceilings.flashgate)}, ${ordersAt(ceilings["redis-as-truth"])} |`,
+        `| ${scenario} | ${round} (${order.join(", ")}) | ${rate(ceilings.flashgate)} | ${rate(ceilings["redis-as-truth"])} | ${rate(ceilings["mysql-only"])} | ${fg && rt ? `**${(fg / rt).toFixed(2)}×**` : "–"} | ${scenario === "storm" ? "–, –" : `${ordersAt(ceilings.flashgate)}, ${ordersAt(ceilings["redis-as-truth"])}`} |`,
       );
     }
-  lines.push("");
+  const medianRatio = (scenario: string) => {
+    const ratios = (open.results[scenario] ?? [])
+      .map(
+        ({ ceilings }) =>
+          ceilings.flashgate?.sustainedPerSecond / ceilings["redis-as-truth"]?.sustainedPerSecond,
+      )
+      .filter(Number.isFinite)
+      .sort((a: number, b: number) => a - b);
+    return ratios.length ? `${ratios[Math.floor(ratios.length / 2)].toFixed(2)}×` : "–";
+  };
+  lines.push(
+    "",
+    `The storm's units sell in each step's warm-up: its steps measure the refusals. Goals, flashgate over Redis-as-truth, median of the rounds: big stock **${medianRatio("bigstock")}** (goal ≥ 1×, every order durable in MySQL when answered), catalogue **${medianRatio("catalogue")}** (goal ≥ 0.7×).`,
+    "",
+  );
   return lines;
 }
 
 /** A burst of order rows through each CDC stage alone, then through the whole pipeline. */
+/** "database 12, kafka 8, …, machine 90": a stage's CPU µs per event by part. */
+const cpuParts = (parts: Record<string, number>) =>
+  Object.entries(parts)
+    .map(([part, us]) => `${part} ${us}`)
+    .join(", ");
+
 function cdcSection(results: Results): string[] {
   const cdc = results.cdc?.data as
     | { profile: ResultRow; stages: ResultRow; pipeline: ResultRow; deadline?: ResultRow }
@@ -487,6 +521,8 @@ function cdcSection(results: Results): string[] {
     `| Debezium into the topic, alone | ${stages.debezium.eventsPerSecond} | ${stages.debezium.ms} |`,
     `| maintainers (${stages.maintainers.processes}) replaying the topic, alone | ${stages.maintainers.eventsPerSecond} | ${stages.maintainers.ms} |`,
     `| whole pipeline (commit of the first → the group committed the last) | **${pipeline.eventsPerSecond}** | ${pipeline.drainedMs} |`,
+    "",
+    `CPU per event (µs, /proc), Debezium alone: ${cpuParts(stages.debezium.cpuUsPerEvent)}; whole pipeline: ${cpuParts(pipeline.cpuUsPerEvent)} — the machine's ${pipeline.cores} cores give at most **${Math.round((pipeline.cores * 1_000_000) / pipeline.cpuUsPerEvent.machine)}** events/s at the whole pipeline's cost.`,
     "",
     `Whole pipeline: written in ${pipeline.writtenMs} ms; lag p50 / p99 into the topic ${pipeline.debeziumLag.p50Ms} / ${pipeline.debeziumLag.p99Ms} ms, to the group's commit ${pipeline.committedLag.p50Ms} / ${pipeline.committedLag.p99Ms} ms; the maintainer's own commit → Redis lag p50 / p99 ${pipeline.maintainerLagP50Ms ?? "–"} / ${pipeline.maintainerLagP99Ms ?? "–"} ms over ${pipeline.applied} changes applied (goal: ≥ 20,000 events/s with lag p99 < 2 s).`,
     "",

@@ -53,7 +53,7 @@ async function startProcess(
   };
 }
 
-function cpuMsOf(pid: number | undefined): number {
+export function cpuMsOf(pid: number | undefined): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // utime and stime, in clock ticks of 10 ms.
@@ -120,6 +120,8 @@ export async function startFlashgate(env: Record<string, string>, processes: num
     ...api,
     maintainerUrl: started[0].url,
     maintainerUrls: started.map((maintainer) => maintainer.url),
+    /** The maintainers' CPU time so far (ms). */
+    maintainersCpuMs: () => started.reduce((sum, maintainer) => sum + cpuMsOf(maintainer.child.pid), 0),
     pauseMaintainers,
     /** The maintainers stopped and started again with `overrides` of their settings. */
     restartMaintainers: async (overrides: Record<string, string> = {}) =>
@@ -136,3 +138,11 @@ export const startMysqlOnly = (env: Record<string, string>, processes: number) =
 export const startRedisTruth = (env: Record<string, string>, processes: number) =>
   startProcesses("redis-as-truth", "bench/baselines/redis-truth.ts", env, "/stats", processes);
 export const startHello = () => startProcesses("node:http hello", "bench/baselines/hello.ts", {}, "/", 1);
+
+/** The designs a bench run compares, each running on the bench stack. */
+export interface Systems {
+  flashgate: Awaited<ReturnType<typeof startFlashgate>>;
+  mysqlOnly: RunningSystem;
+  redisTruth: RunningSystem;
+  hello: RunningSystem;
+}

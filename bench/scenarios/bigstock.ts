@@ -4,7 +4,7 @@ import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
-import type { Systems } from "../run.ts";
+import type { Systems } from "../lib/systems.ts";
 import { lagBetween, scrape } from "./lag.ts";
 import { openSale, warmedDesigns } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";

@@ -1,13 +1,16 @@
+import { cpus } from "node:os";
 import type { FlashgateRedis } from "@flashgate/cache";
 import { topics } from "@flashgate/cdc";
 import { connectClient } from "@flashgate/connect";
+import { closeAllExpiredOrders } from "@flashgate/db";
 import { consumerGroup } from "@flashgate/maintainer";
 import { Kafka, logLevel } from "kafkajs";
 import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
+import { machineBusyMs } from "../lib/env.ts";
 import { percentile } from "../lib/load.ts";
 import { runOpenLoad } from "../lib/open-loop.ts";
 import { createCatalogue, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
-import type { Systems } from "../run.ts";
+import type { Systems } from "../lib/systems.ts";
 import { allCached } from "./catalogue.ts";
 import { lagBetween, scrape } from "./lag.ts";
 
@@ -33,6 +36,7 @@ export async function cdcScenario(
   pool: Pool,
   env: Record<string, string>,
   profile: CdcProfile,
+  stackCpu: () => Record<string, number>,
 ) {
   const kafka = new Kafka({
     clientId: "bench-cdc",
@@ -112,6 +116,21 @@ export async function cdcScenario(
     return { p50Ms: Math.round(percentile(lags, 50)), p99Ms: Math.round(percentile(lags, 99)) };
   };
   const perSecond = (count: number, ms: number) => Math.round((count / ms) * 1000);
+  /** Each part's CPU time so far (ms): the stack's servers, the maintainers, this process (the writers), the machine. */
+  const cpu = (): Record<string, number> => {
+    const own = process.cpuUsage();
+    return {
+      ...stackCpu(),
+      maintainers: systems.flashgate.maintainersCpuMs(),
+      "bench (writers)": (own.user + own.system) / 1000,
+      machine: machineBusyMs(),
+    };
+  };
+  /** CPU µs per event of each part between two readings: the machine's cores allow cores × 1,000,000 / machine. */
+  const perEvent = (before: Record<string, number>, after: Record<string, number>) =>
+    Object.fromEntries(
+      Object.keys(after).map((part) => [part, Math.round(((after[part] - before[part]) * 1000) / events)]),
+    );
 
   try {
     const { activityId } = newSale();
@@ -132,8 +151,10 @@ export async function cdcScenario(
     const writeMs = writes.at(-1) ?? Number.NaN;
     process.stderr.write(`  cdc: written in ${Math.round(writeMs)} ms; Debezium alone…\n`);
     since = performance.now();
+    const debeziumCpuBefore = cpu();
     await connect.resume(connector);
     const debezium = await until(topicEnd, startEnd + events, since);
+    const debeziumCpu = perEvent(debeziumCpuBefore, cpu());
     const firstEvent = debezium.find(([, value]) => value > startEnd)?.[0] ?? 0;
     const debeziumMs = reached(debezium, startEnd + events) - firstEvent;
     process.stderr.write(`  cdc: Debezium drained in ${Math.round(debeziumMs)} ms; maintainers alone…\n`);
@@ -147,18 +168,24 @@ export async function cdcScenario(
     const before = await scrape(systems.flashgate.maintainerUrls);
     const pipelineStartEnd = await topicEnd();
     since = performance.now();
+    const pipelineCpuBefore = cpu();
     const topicSamples = until(topicEnd, pipelineStartEnd + events, since);
     const groupSamples = until(committed, pipelineStartEnd + events, since);
     const pipelineCommits = await burst(activityId, since);
     const topic = await topicSamples;
     const group = await groupSamples;
+    const pipelineCpu = perEvent(pipelineCpuBefore, cpu());
     const drainedMs = reached(group, pipelineStartEnd + events);
     const cdc = lagBetween(before, await scrape(systems.flashgate.maintainerUrls));
     return {
       profile: { ...profile, events, eventsPerTransaction },
       stages: {
         writers: { ms: Math.round(writeMs), eventsPerSecond: perSecond(events, writeMs) },
-        debezium: { ms: Math.round(debeziumMs), eventsPerSecond: perSecond(events, debeziumMs) },
+        debezium: {
+          ms: Math.round(debeziumMs),
+          eventsPerSecond: perSecond(events, debeziumMs),
+          cpuUsPerEvent: debeziumCpu,
+        },
         maintainers: {
           ms: Math.round(replayMs),
           eventsPerSecond: perSecond(events, replayMs),
@@ -169,6 +196,8 @@ export async function cdcScenario(
         writtenMs: Math.round(pipelineCommits.at(-1) ?? Number.NaN),
         drainedMs: Math.round(drainedMs),
         eventsPerSecond: perSecond(events, drainedMs),
+        cpuUsPerEvent: pipelineCpu,
+        cores: cpus().length,
         debeziumLag: stageLag(pipelineCommits, topic, pipelineStartEnd),
         committedLag: stageLag(pipelineCommits, group, pipelineStartEnd),
         maintainerLagP50Ms: cdc.lagP50Ms,
@@ -203,6 +232,8 @@ export async function massExpiry(
   secret: string,
   profile: ExpiryProfile,
 ) {
+  // The bench database outlives runs: orders an earlier run left due would be closed first (oldest first).
+  await closeAllExpiredOrders(pool, 1000);
   const { activityId } = newSale();
   const unitsPerSku = profile.orders / profile.skus;
   await createCatalogue(pool, activityId, profile.skus, unitsPerSku);

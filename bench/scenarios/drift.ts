@@ -3,7 +3,7 @@ import { eventually } from "@flashgate/testkit";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
-import type { Systems } from "../run.ts";
+import type { Systems } from "../lib/systems.ts";
 import { openSale } from "./open-sale.ts";
 
 /**

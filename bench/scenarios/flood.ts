@@ -4,7 +4,7 @@ import type { Pool } from "mysql2/promise";
 import type { FloodOrder } from "../lib/flood-worker.ts";
 import { latencySummary, runLoad } from "../lib/load.ts";
 import { mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
-import type { Systems } from "../run.ts";
+import type { Systems } from "../lib/systems.ts";
 import { openSale } from "./open-sale.ts";
 
 export interface FloodProfile {

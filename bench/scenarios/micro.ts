@@ -5,8 +5,7 @@ import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { runLoad } from "../lib/load.ts";
 import { createSale, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
-import type { RunningSystem } from "../lib/systems.ts";
-import type { Systems } from "../run.ts";
+import type { RunningSystem, Systems } from "../lib/systems.ts";
 
 function redisBenchmark(url: URL, requests: number, command: string[]): number {
   const output = execFileSync(

@@ -1,21 +1,24 @@
 import type { FlashgateRedis } from "@flashgate/cache";
 import type { Pool } from "mysql2/promise";
+import { machineSettled } from "../lib/env.ts";
 import type { LoadRequest } from "../lib/load.ts";
 import { type Ceiling, findCeiling, runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest } from "../lib/sale.ts";
-import type { RunningSystem } from "../lib/systems.ts";
-import type { Systems } from "../run.ts";
+import type { RunningSystem, Systems } from "../lib/systems.ts";
 import { type CatalogueProfile, demand, openCatalogue } from "./catalogue.ts";
 import { openSale, warmedDesigns } from "./open-sale.ts";
 
 export interface OpenLoopProfile {
   rounds: number;
   stepMs: number;
+  /** Arrivals at the step's rate before its measured ones (fresh sockets, a fresh sale). */
+  warmupMs: number;
   startRate: number;
   factor: number;
   maxRate: number;
   connections: number;
-  stormUnits: number;
+  /** The storm's units as a share of its step's arrivals: a flood of buyers for a few units. */
+  stormUnitShare: number;
   catalogue: { skus: number; zipf: number };
 }
 
@@ -35,7 +38,7 @@ export async function openLoop(
   secret: string,
   profile: OpenLoopProfile,
 ) {
-  const perStep = Math.ceil((profile.maxRate * profile.stepMs) / 1000);
+  const perStep = Math.ceil((profile.maxRate * (profile.warmupMs + profile.stepMs)) / 1000);
   const tokens = mintTokens(secret, Math.min(perStep, 300_000), 60_000_000);
   for await (const _ of warmedDesigns(systems, pool, redis, secret, {
     units: 500,
@@ -53,12 +56,15 @@ export async function openLoop(
     connections: profile.connections,
   };
   const { skuOf, userOf } = demand(catalogueProfile);
+  const arrivals = (rate: number) => Math.ceil((rate * (profile.warmupMs + profile.stepMs)) / 1000);
   const scenarios: Record<string, { prepare: Prepare; measured: (label: string) => boolean }> = {
-    // One SKU of a thousand units: nearly every answer is the sold-out refusal, each one counts.
+    // One SKU with units for a small share of the step's arrivals: nearly every answer is the sold-out
+    // refusal, each one counts.
     storm: {
       measured: (label) => label === "201" || label.startsWith("409"),
-      prepare: async (system) => {
-        const sale = await openSale(systems, system, pool, redis, profile.stormUnits);
+      prepare: async (system, rate) => {
+        const units = Math.ceil(arrivals(rate) * profile.stormUnitShare);
+        const sale = await openSale(systems, system, pool, redis, units);
         return (i) => purchaseRequest(sale, tokens[i % tokens.length], `ol-storm-${sale.activityId}-${i}`);
       },
     },
@@ -66,8 +72,7 @@ export async function openLoop(
     bigstock: {
       measured: (label) => label === "201",
       prepare: async (system, rate) => {
-        const units = Math.ceil((rate * profile.stepMs) / 1000);
-        const sale = await openSale(systems, system, pool, redis, units);
+        const sale = await openSale(systems, system, pool, redis, arrivals(rate));
         return (i) => purchaseRequest(sale, tokens[i % tokens.length], `ol-big-${sale.activityId}-${i}`);
       },
     },
@@ -92,12 +97,21 @@ export async function openLoop(
       for (const system of order) {
         process.stderr.write(`  open loop, ${name}, round ${round + 1}: ${system.name}\n`);
         ceilings[system.name] = await findCeiling(
-          async (rate) =>
-            runOpenLoad(
+          async (rate) => {
+            const request = await scenario.prepare(system, rate);
+            await machineSettled();
+            return runOpenLoad(
               system.urls,
-              { rate, durationMs: profile.stepMs, connections: profile.connections, timeoutMs: 2000 },
-              await scenario.prepare(system, rate),
-            ),
+              {
+                rate,
+                durationMs: profile.stepMs,
+                warmupMs: profile.warmupMs,
+                connections: profile.connections,
+                timeoutMs: 2000,
+              },
+              request,
+            );
+          },
           {
             startRate: profile.startRate,
             factor: profile.factor,

@@ -4,7 +4,7 @@ import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { runLoad } from "../lib/load.ts";
 import { createSale, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
-import type { Systems } from "../run.ts";
+import type { Systems } from "../lib/systems.ts";
 
 /** A fresh sale in MySQL, once flashgate's cache holds it (through CDC). */
 export async function cachedSale(pool: Pool, redis: FlashgateRedis, units: number) {

@@ -5,8 +5,7 @@ import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
-import type { RunningSystem } from "../lib/systems.ts";
-import type { Systems } from "../run.ts";
+import type { RunningSystem, Systems } from "../lib/systems.ts";
 import { openSale, warmedDesigns } from "./open-sale.ts";
 
 export interface StormProfile {

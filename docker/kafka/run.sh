@@ -98,6 +98,9 @@ connect)
     echo "status.storage.topic=flashgate-connect-status"
     echo "status.storage.replication.factor=-1"
     echo "offset.flush.interval.ms=1000"
+    # @flashgate/connect's workerSettings (packages/connect/src/worker.ts): Debezium's records leave one
+    # produce request at a time, and larger batches carry more per round trip.
+    echo "producer.batch.size=524288"
     echo "listeners=http://0.0.0.0:8083"
     echo "rest.advertised.host.name=$(hostname)"
     echo "plugin.path=/opt/flashgate/plugins"

@@ -79,6 +79,18 @@ export async function startMaintainer(config: MaintainerConfig, logger: Logger) 
     logger,
   );
 
+  const deadLetters = createDeadLetterSink(brokers);
+  const consumer = await startConsumer({
+    brokers,
+    groupId: config.CONSUMER_GROUP,
+    applier: createApplier({ redis, pool, metrics, logger, isolate: rebuilder.isolate }),
+    redis,
+    deadLetters,
+    metrics,
+    logger,
+  });
+
+  // Started once the group is joined: the stream gets its stall time from then to show it moves.
   const fallback = createCdcFallback({
     pool,
     redis,
@@ -93,17 +105,6 @@ export async function startMaintainer(config: MaintainerConfig, logger: Logger) 
     fallback.check,
     logger,
   );
-
-  const deadLetters = createDeadLetterSink(brokers);
-  const consumer = await startConsumer({
-    brokers,
-    groupId: config.CONSUMER_GROUP,
-    applier: createApplier({ redis, pool, metrics, logger, isolate: rebuilder.isolate }),
-    redis,
-    deadLetters,
-    metrics,
-    logger,
-  });
 
   const server = serve(
     {

@@ -1,7 +1,6 @@
 import { applySkuChanges, readCachedSku, reserveUnit, skuKeys } from "@flashgate/cache";
 import { toSaleChange } from "@flashgate/cdc";
 import { createPool, placeOrders } from "@flashgate/db";
-import { toSkuChange } from "@flashgate/maintainer";
 import {
   type AppProcess,
   clients,
@@ -56,9 +55,7 @@ describe("no unit left unsold", () => {
     });
     expect(await placeOrders(purchasePool, buyers).finally(() => purchasePool.end())).toHaveLength(3);
     // The SKU's insert, then the purchase transaction's changes as the binlog carries them.
-    const transaction = (await saleChangesOf(sale, 5))
-      .slice(1)
-      .map((event) => toSkuChange(toSaleChange(event)));
+    const transaction = (await saleChangesOf(sale, 5)).slice(1).map(toSaleChange);
     expect(transaction).toHaveLength(4);
 
     for (let split = 0; split <= transaction.length; split++) {

@@ -40,7 +40,7 @@ describe("a retry of a committed purchase gets the truth", () => {
   it("Redis already shows the stock at 0 while the buyer's reservation is in flight", async () => {
     const { sale, first } = await buyTheLastUnit();
     await applySkuChanges(api.redis, sale.activityId, sale.skuId, [
-      { k: "stock", op: "u", pos: laterPosition, available: 0, price_cents: 1999, currency: "EUR" },
+      { kind: "stock", op: "u", position: laterPosition, available: 0, priceCents: 1999, currency: "EUR" },
     ]);
     expect((await readCachedSku(api.redis, sale.activityId, sale.skuId))?.liveReservations).toBe(1);
     const retry = await api.purchase(7, sale, first.key);
@@ -67,7 +67,7 @@ describe("a retry of a committed purchase gets the truth", () => {
     expect([inFlight.status, inFlight.body]).toEqual([200, first.body]);
 
     await applySkuChanges(api.redis, sale.activityId, sale.skuId, [
-      { k: "order", op: "c", pos: laterPosition, user: "7", live: 1 },
+      { kind: "order", op: "c", position: laterPosition, userId: "7", live: true },
     ]);
     const applied = await api.purchase(7, sale, first.key);
     expect([applied.status, applied.body]).toEqual([200, first.body]);
@@ -105,13 +105,13 @@ describe("a retry of a committed purchase gets the truth", () => {
       expect((await slow.purchase(7, sale)).status).toBe(201);
       // As CDC would: the order (which frees its reservation), then the stock it took.
       await applySkuChanges(slow.redis, sale.activityId, sale.skuId, [
-        { k: "order", op: "c", pos: "99999999:0000000000000:000000", user: "7", live: 1 },
+        { kind: "order", op: "c", position: "99999999:0000000000000:000000", userId: "7", live: true },
         {
-          k: "stock",
+          kind: "stock",
           op: "u",
-          pos: "99999999:0000000000000:000001",
+          position: "99999999:0000000000000:000001",
           available: 0,
-          price_cents: 1999,
+          priceCents: 1999,
           currency: "EUR",
         },
       ]);
@@ -130,11 +130,11 @@ describe("a retry of a committed purchase gets the truth", () => {
       ]);
       await applySkuChanges(slow.redis, sale.activityId, sale.skuId, [
         {
-          k: "stock",
+          kind: "stock",
           op: "u",
-          pos: "99999999:0000000000000:000002",
+          position: "99999999:0000000000000:000002",
           available: 1,
-          price_cents: 1999,
+          priceCents: 1999,
           currency: "EUR",
         },
       ]);
@@ -155,13 +155,13 @@ describe("a retry of a committed purchase gets the truth", () => {
   it("a DBA's order for a sold-out SKU while others keep asking: its key gets the order, not SOLD_OUT", async () => {
     const { sale } = await buyTheLastUnit();
     await applySkuChanges(api.redis, sale.activityId, sale.skuId, [
-      { k: "order", op: "c", pos: laterPosition, user: "7", live: 1 },
+      { kind: "order", op: "c", position: laterPosition, userId: "7", live: true },
       {
-        k: "stock",
+        kind: "stock",
         op: "u",
-        pos: "99999999:0000000000000:000001",
+        position: "99999999:0000000000000:000001",
         available: 0,
-        price_cents: 1999,
+        priceCents: 1999,
         currency: "EUR",
       },
     ]);
@@ -189,7 +189,7 @@ describe("a retry of a committed purchase gets the truth", () => {
       }
       // As CDC would apply it.
       await applySkuChanges(api.redis, sale.activityId, sale.skuId, [
-        { k: "order", op: "c", pos: "99999999:0000000000000:000002", user: "777", live: 1 },
+        { kind: "order", op: "c", position: "99999999:0000000000000:000002", userId: "777", live: true },
       ]);
       const replay = await eventually(
         async () => {

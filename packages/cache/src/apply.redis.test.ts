@@ -1,8 +1,8 @@
-import { binlogPosition } from "@flashgate/cdc";
+import { binlogPosition, type SkuChange } from "@flashgate/cdc";
 import { fastRedisUrl, freshIds, openSkuLoad } from "@flashgate/testkit";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyActivityChange, applySkuChanges, type SkuChange } from "./apply.ts";
+import { applyActivityChange, applySkuChanges } from "./apply.ts";
 import { activitySkusKey, buyerField, endedGraceMs, skuKeys, skuRef, unitsBackChannel } from "./keys.ts";
 import { type SkuLoad, writeSkuLoad } from "./load.ts";
 import { reserveUnit } from "./reserve.ts";
@@ -10,19 +10,19 @@ import { type FlashgateRedis, withScripts } from "./scripts.ts";
 import { readCachedSku } from "./sku-view.ts";
 
 const at = (pos: number, row = 0) => binlogPosition("binlog.000002", pos, row);
-const stock = (pos: string, available: number, op = "u"): SkuChange => ({
-  k: "stock",
+const stock = (position: string, available: number, op = "u"): SkuChange => ({
+  kind: "stock",
   op,
-  pos,
+  position,
   available,
-  price_cents: 1999,
+  priceCents: 1999,
   currency: "EUR",
 });
-const order = (pos: string, user: string, live: 0 | 1): SkuChange => ({
-  k: "order",
+const order = (position: string, userId: string, live: boolean): SkuChange => ({
+  kind: "order",
   op: "c",
-  pos,
-  user,
+  position,
+  userId,
   live,
 });
 const hour = 3600_000;
@@ -104,13 +104,13 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
       { reservationTtlMs: 60_000, rateLimit: 10, rateWindowMs: 1000 },
     );
     expect(reserved.outcome).toBe("RESERVED");
-    await apply(ids, [order(at(1001), "42", 1), order(at(1002), "42", 1)]);
+    await apply(ids, [order(at(1001), "42", true), order(at(1002), "42", true)]);
     expect(await redis.hmget(keys.sku, buyerField("42"), "buyers")).toEqual(["1", "1"]);
     expect(await redis.exists(keys.reservations, keys.reservationRequests)).toBe(0);
-    await apply(ids, [order(at(1003), "42", 0)]);
+    await apply(ids, [order(at(1003), "42", false)]);
     expect(await redis.hmget(keys.sku, buyerField("42"), "buyers")).toEqual([null, "0"]);
     // The closed order deleted later by a DBA, or edited: nothing blocks any more, and nothing fails.
-    expect(await apply(ids, [{ ...order(at(1004), "42", 0), op: "d" }])).toMatchObject({
+    expect(await apply(ids, [{ ...order(at(1004), "42", false), op: "d" }])).toMatchObject({
       applied: 1,
       verdict: "OK",
     });
@@ -119,7 +119,7 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
 
   it("never counts a purchase's unit twice while its changes arrive, whatever batches CDC splits them into", async () => {
     // The transaction's binlog order: the order row first, then the decrement (ADR 0005).
-    const changes = [order(at(1001), "42", 1), stock(at(1002), 9)];
+    const changes = [order(at(1001), "42", true), stock(at(1002), 9)];
     for (const split of [[2], [1, 1]]) {
       const { ids, keys } = await loaded({ available: 10 });
       const limits = { reservationTtlMs: 60_000, rateLimit: 10, rateWindowMs: 1000 };
@@ -143,9 +143,9 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
     expect((await apply(ids, [stock(at(1000, 5), 3)])).verdict).not.toBe("GONE");
     expect(await redis.sismember(activitySkusKey(ids.activityId), String(ids.skuId))).toBe(1);
     expect((await readCachedSku(redis, ids.activityId, ids.skuId))?.rebuy).toBe(false);
-    expect((await apply(ids, [{ k: "gone", op: "d", pos: at(1001) }, stock(at(1002), 1)])).verdict).toBe(
-      "GONE",
-    );
+    expect(
+      (await apply(ids, [{ kind: "gone", op: "d", position: at(1001) }, stock(at(1002), 1)])).verdict,
+    ).toBe("GONE");
     expect(await redis.exists(keys.sku)).toBe(0);
     expect(await redis.sismember(activitySkusKey(ids.activityId), String(ids.skuId))).toBe(0);
   });

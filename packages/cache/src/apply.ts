@@ -1,10 +1,6 @@
+import type { SkuChange } from "@flashgate/cdc";
 import { activitySkusKey, endedGraceMs, skuKeys, skuRef, unitsBackChannel } from "./keys.ts";
 import type { FlashgateRedis } from "./scripts.ts";
-
-export type SkuChange =
-  | { k: "stock"; op: string; pos: string; available: number; price_cents: number; currency: string }
-  | { k: "order"; op: string; pos: string; user: string; live: 0 | 1 }
-  | { k: "gone"; op: "d"; pos: string };
 
 export interface ApplyResult {
   applied: number;

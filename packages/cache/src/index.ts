@@ -4,7 +4,6 @@ export {
   applyActivityChange,
   applySkuChanges,
   removeActivity,
-  type SkuChange,
 } from "./apply.ts";
 export { parseRedisUrl, type RedisClient, type RedisClientOptions, redisClient } from "./client.ts";
 export {

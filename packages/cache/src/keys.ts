@@ -98,4 +98,6 @@ export const cdcKeys = {
   resetter: "fg:cdc:resetter",
   /** Commit time (ms) of the newest heartbeat row applied: how current CDC's view of MySQL is. */
   heartbeatApplied: "fg:cdc:heartbeat-applied",
+  /** When (ms) a maintainer last applied a batch of CDC records: the stream moving, however far behind. */
+  changesApplied: "fg:cdc:changes-applied",
 } as const;

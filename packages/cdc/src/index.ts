@@ -6,5 +6,11 @@ export {
   EnvelopeError,
   parseChange,
 } from "./envelope.ts";
-export { type ActivityChange, type SaleChange, toActivityChange, toSaleChange } from "./sale-changes.ts";
+export {
+  type ActivityChange,
+  type SaleChange,
+  type SkuChange,
+  toActivityChange,
+  toSaleChange,
+} from "./sale-changes.ts";
 export { topicPartitions, topics } from "./topics.ts";

@@ -25,13 +25,8 @@ const activityRow = z.object({
   rebuy_after_close: z.union([z.boolean(), z.number()]),
 });
 
-/** What the cache needs from one sale_stock or sale_order change. */
-export type SaleChange = {
-  activityId: number;
-  skuId: number;
-  /** The row's own DATETIME(3) update time: millisecond-precise commit time for lag. */
-  committedAtMs: number | undefined;
-} & (
+/** What changed in one SKU's rows, as the cache applies it (apply.lua reads these fields). */
+export type SkuChange =
   | {
       kind: "stock";
       op: string;
@@ -41,8 +36,15 @@ export type SaleChange = {
       currency: string;
     }
   | { kind: "order"; op: string; position: BinlogPosition; userId: string; live: boolean }
-  | { kind: "gone"; op: "d"; position: BinlogPosition }
-);
+  | { kind: "gone"; op: "d"; position: BinlogPosition };
+
+/** One sale_stock or sale_order change: the SKU it belongs to and, for lag, when it was committed. */
+export type SaleChange = SkuChange & {
+  activityId: number;
+  skuId: number;
+  /** The row's own DATETIME(3) update time: millisecond-precise commit time for lag. */
+  committedAtMs: number | undefined;
+};
 
 export type ActivityChange =
   | {

@@ -1,2 +1,3 @@
 export * from "./rest.ts";
 export { closedSnapshotWindows, requestIncrementalSnapshot, type SnapshotRequest } from "./snapshot.ts";
+export { workerSettings } from "./worker.ts";

@@ -146,6 +146,35 @@ describe("an order's life after the purchase, on the database alone", () => {
     expect(new Set(states)).toEqual(new Set(["CLOSED"]));
   });
 
+  it("gives each SKU of a batch its own units back, however many SKUs and sales the batch spans", async () => {
+    while ((await closeExpiredOrders(pool, 1000)) > 0);
+    const sales = await Promise.all(
+      [3, 1, 2].map((count) =>
+        sale(
+          count,
+          Array.from({ length: count }, (_, i) => i + 1),
+          { paymentTimeoutS: 60 },
+        ),
+      ),
+    );
+    const stock = async (ids: { activityId: number; skuId: number }) => {
+      const [rows] = await pool.query<RowDataPacket[]>(
+        "SELECT available, version FROM sale_stock WHERE activity_id = ? AND sku_id = ?",
+        [ids.activityId, ids.skuId],
+      );
+      return { available: Number(rows[0].available), version: Number(rows[0].version) };
+    };
+    const before = await Promise.all(sales.map(({ ids }) => stock(ids)));
+    await pool.query(
+      "UPDATE sale_order SET expires_at = NOW(3) - INTERVAL 1 SECOND WHERE activity_id IN (?)",
+      [sales.map(({ ids }) => ids.activityId)],
+    );
+    expect(await closeExpiredOrders(pool, 100)).toBe(6);
+    const after = await Promise.all(sales.map(({ ids }) => stock(ids)));
+    expect(after.map((row) => row.available)).toEqual([3, 1, 2]);
+    expect(after.map((row, i) => row.version - before[i].version)).toEqual([1, 1, 1]);
+  });
+
   it("closes every order due now in one call, batch after batch until one comes back short", async () => {
     const buyers = Array.from({ length: 25 }, (_, i) => i + 1);
     const { ids, orderOf } = await sale(25, buyers, { paymentTimeoutS: 60 });

@@ -47,8 +47,8 @@ export async function closeOrder(pool: Pool, orderId: string): Promise<CloseResu
 
 /**
  * Closes up to `batchSize` PENDING orders past their deadline, oldest first, in one transaction: the
- * orders in one UPDATE and each SKU's units back in one UPDATE of its stock row (in key order, as every
- * writer takes them), so a sale's deadline costs a transaction per batch, not per order. The orders are
+ * orders in one UPDATE and every SKU's units back in one more (its stock rows locked in key order, as
+ * every writer takes them), so a sale's deadline costs a transaction per batch, not per order. The orders are
  * locked first and skipped when another worker or a payment holds them: a payment that got there first
  * wins, one that comes after finds the order CLOSED. Returns how many it closed.
  */
@@ -67,19 +67,24 @@ export async function closeExpiredOrders(pool: Pool, batchSize = 100): Promise<n
     // Locked PENDING above, so every one changed; anything else would return units twice or never.
     if (update.affectedRows !== due.length)
       throw new Error(`closed ${update.affectedRows} of ${due.length} locked orders`);
-    const unitsBySku = new Map<string, number>();
+    const bySku = new Map<string, { activityId: number; skuId: number; units: number }>();
     for (const row of due) {
-      const sku = `${row.activity_id}:${row.sku_id}`;
-      unitsBySku.set(sku, (unitsBySku.get(sku) ?? 0) + 1);
+      const key = `${row.activity_id}:${row.sku_id}`;
+      const sku = bySku.get(key) ?? { activityId: row.activity_id, skuId: row.sku_id, units: 0 };
+      sku.units += 1;
+      bySku.set(key, sku);
     }
-    const inKeyOrder = [...unitsBySku]
-      .map(([sku, units]) => [...sku.split(":").map(Number), units])
-      .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    for (const [activityId, skuId, units] of inKeyOrder)
-      await connection.query(
-        "UPDATE sale_stock SET available = available + ? WHERE activity_id = ? AND sku_id = ?",
-        [units, activityId, skuId],
-      );
+    const returned = [...bySku.values()];
+    // One statement for every SKU of the batch (a round trip per SKU made a deadline's expiry crawl); it
+    // finds the rows through the primary key's range, so it locks them in key order as every writer does.
+    await connection.query(
+      `UPDATE sale_stock SET available = available + CASE ${returned.map(() => "WHEN activity_id = ? AND sku_id = ? THEN ?").join(" ")} END
+        WHERE (activity_id, sku_id) IN (${returned.map(() => "(?, ?)").join(", ")})`,
+      [
+        ...returned.flatMap((sku) => [sku.activityId, sku.skuId, sku.units]),
+        ...returned.flatMap((sku) => [sku.activityId, sku.skuId]),
+      ],
+    );
     return due.length;
   });
 }

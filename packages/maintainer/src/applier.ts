@@ -5,7 +5,6 @@ import {
   type FlashgateRedis,
   rebuildQueueKey,
   removeActivity,
-  type SkuChange,
   skuRef,
 } from "@flashgate/cache";
 import {
@@ -35,31 +34,6 @@ export interface DeadLetter {
   record: InboundRecord;
   reason: string;
 }
-
-/** The cache's form of a sale change (what apply.lua reads). */
-export const toSkuChange = (change: SaleChange): SkuChange => {
-  switch (change.kind) {
-    case "stock":
-      return {
-        k: "stock",
-        op: change.op,
-        pos: change.position,
-        available: change.available,
-        price_cents: change.priceCents,
-        currency: change.currency,
-      };
-    case "order":
-      return {
-        k: "order",
-        op: change.op,
-        pos: change.position,
-        user: change.userId,
-        live: change.live ? 1 : 0,
-      };
-    case "gone":
-      return { k: "gone", op: "d", pos: change.position };
-  }
-};
 
 /** The SKU a sale record's key names ({"activity_id":…,"sku_id":…}), when it can be read. */
 function skuOfKey(key: string | undefined): { activityId: number; skuId: number } | undefined {
@@ -111,7 +85,7 @@ export function createApplier(deps: {
         redis,
         activityId,
         skuId,
-        pending.map((item) => toSkuChange(item.change)),
+        pending.map((item) => item.change),
       );
       metrics.events.inc({ kind: "sale", result: "applied" }, result.applied);
       metrics.events.inc({ kind: "sale", result: "skipped" }, result.skipped);
@@ -133,12 +107,7 @@ export function createApplier(deps: {
   async function applyActivity(change: ActivityChange) {
     if (change.kind === "activity-gone") await removeActivity(redis, change.activityId);
     else {
-      const { failed } = await applyActivityChange(redis, change.activityId, {
-        position: change.position,
-        startsMs: change.startsMs,
-        endsMs: change.endsMs,
-        rebuy: change.rebuy,
-      });
+      const { failed } = await applyActivityChange(redis, change.activityId, change);
       const shared = failed.find((failure) => !isSkuFailure(failure.error));
       if (shared) throw shared.error;
       for (const failure of failed) await isolate(change.activityId, failure.skuId, failure.error);
@@ -194,8 +163,12 @@ export function createApplier(deps: {
       [...bySku.values()].map((group) => applySku(group.activityId, group.skuId, group.items)),
     );
     for (const activity of activities) await applyActivity(activity);
-    // Every instance's stall fallback reads this: CDC has delivered MySQL up to this commit time.
-    if (beatAt !== undefined) await redis.set(cdcKeys.heartbeatApplied, String(beatAt));
+    // Every instance's stall fallback reads these: CDC has delivered MySQL up to this commit time, and
+    // the stream still moves.
+    await Promise.all([
+      redis.set(cdcKeys.changesApplied, String(Date.now())),
+      beatAt === undefined ? undefined : redis.set(cdcKeys.heartbeatApplied, String(beatAt)),
+    ]);
     for (const letter of dead) {
       metrics.deadLetters.inc();
       // The SKU missed this change: a rebuild from MySQL, which holds its effect, converges it.

@@ -9,11 +9,11 @@ import type { Rebuilder } from "./rebuild.ts";
 const overlapMs = 2000;
 
 /**
- * While CDC is stalled — no heartbeat applied for `stallMs`: the task FAILED, Connect or Kafka down, a
- * position lost — buyers must still be sold what MySQL holds. Each pass then loads from MySQL the SKUs
- * whose stock row or sale window changed since CDC last delivered, fenced by position exactly as a
- * rebuild is; once CDC flows again its older changes are no-ops under that fence, so nothing is
- * applied twice and the cache converges from the stream.
+ * While CDC is stalled — neither a heartbeat nor any change applied for `stallMs`: the task FAILED,
+ * Connect or Kafka down, a position lost — buyers must still be sold what MySQL holds. Each pass then
+ * loads from MySQL the SKUs whose stock row or sale window changed since the last heartbeat applied,
+ * fenced by position exactly as a rebuild is; once CDC flows again its older changes are no-ops under
+ * that fence, so nothing is applied twice and the cache converges from the stream.
  */
 export function createCdcFallback(deps: {
   pool: Pool;
@@ -28,8 +28,17 @@ export function createCdcFallback(deps: {
   let since: Date | undefined;
 
   async function check(): Promise<void> {
-    const beatAt = Number((await redis.get(cdcKeys.heartbeatApplied)) ?? 0) || startedAt;
-    const stalled = Date.now() - beatAt >= stallMs;
+    const [beat, moved] = await Promise.all([
+      redis.get(cdcKeys.heartbeatApplied),
+      redis.get(cdcKeys.changesApplied),
+    ]);
+    const beatAt = Number(beat ?? 0) || startedAt;
+    // Behind is not stalled: while the stream still delivers (a burst's backlog, a replay after a
+    // restart), its heartbeats are queued behind its changes, and reloading those SKUs from MySQL every
+    // second would only compete with the stream for MySQL, Redis and the CPU. A maintainer just started
+    // gives the stream the stall time to show it moves.
+    const quietSince = Math.max(beatAt, Number(moved ?? 0), startedAt);
+    const stalled = Date.now() - quietSince >= stallMs;
     metrics.cdcStalled.set(stalled ? 1 : 0);
     if (!stalled) {
       if (since) logger.info("CDC flows again: the cache follows the binlog");

@@ -3,7 +3,6 @@ export {
   createApplier,
   type DeadLetter,
   type InboundRecord,
-  toSkuChange,
 } from "./applier.ts";
 export { createCdcFallback } from "./cdc-fallback.ts";
 export { createConnectorSupervisor, defaultBackoff, type RestartBackoff } from "./connector-supervisor.ts";

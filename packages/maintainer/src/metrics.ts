@@ -88,7 +88,7 @@ export function createMaintainerMetrics() {
     }),
     cdcStalled: new Gauge({
       name: "flashgate_cdc_stalled",
-      help: "1 while no heartbeat has been applied for CDC_STALL_MS and changed SKUs are loaded from MySQL directly",
+      help: "1 while neither a heartbeat nor any change has been applied for CDC_STALL_MS and changed SKUs are loaded from MySQL directly",
       registers: [registry],
     }),
     lastAppliedAt: new Gauge({

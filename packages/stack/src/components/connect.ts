@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { workerSettings } from "@flashgate/connect";
 import type { Component, StackContext } from "../context.ts";
 import { answersOk } from "../net.ts";
 import { startDaemon, tailLog } from "../processes.ts";
@@ -56,6 +57,7 @@ export function connectWorker(ctx: StackContext, index: number): Component {
         "status.storage.topic": "flashgate-connect-status",
         "status.storage.replication.factor": -1,
         "offset.flush.interval.ms": 1000,
+        ...workerSettings,
         listeners: url,
         "rest.advertised.host.name": "127.0.0.1",
         "plugin.path": ctx.paths.pluginPath,

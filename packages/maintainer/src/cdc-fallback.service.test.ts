@@ -1,0 +1,97 @@
+import { cdcKeys, withScripts } from "@flashgate/cache";
+import { createPool } from "@flashgate/db";
+import { createLogger } from "@flashgate/logger";
+import { createSale, eventually, fastDatabaseUrl, fastRedisUrl, freshIds } from "@flashgate/testkit";
+import { Redis } from "ioredis";
+import type { Pool } from "mysql2/promise";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createCdcFallback } from "./cdc-fallback.ts";
+import { createMaintainerMetrics } from "./metrics.ts";
+import type { Rebuilder } from "./rebuild.ts";
+
+describe("the CDC stall fallback, on the fast tier's Redis and database", () => {
+  // A database of its own: the CDC keys are global, and other files apply heartbeats meanwhile.
+  const redis = withScripts(new Redis(fastRedisUrl(), { db: 7 }));
+  let pool: Pool;
+  const passes: { activityId: number; skuId: number }[][] = [];
+  const rebuilder = {
+    rebuildSkus: async (skus: { activityId: number; skuId: number }[]) => {
+      passes.push(skus);
+    },
+  } as unknown as Rebuilder;
+  const metrics = createMaintainerMetrics();
+  const fallback = (stallMs = 3000) =>
+    createCdcFallback({
+      pool,
+      redis,
+      rebuilder,
+      metrics,
+      logger: createLogger("cdc-fallback-test", "silent"),
+      stallMs,
+    });
+  const stalled = async () => (await metrics.cdcStalled.get()).values[0]?.value;
+  beforeAll(() => {
+    pool = createPool(fastDatabaseUrl(), { connectionLimit: 2 });
+  });
+  afterAll(async () => {
+    await pool.end();
+    redis.disconnect();
+  });
+  beforeEach(async () => {
+    passes.length = 0;
+    await redis.flushdb();
+  });
+
+  it("stands aside while the stream still delivers: a backlog's heartbeats are behind, not missing", async () => {
+    await redis.set(cdcKeys.heartbeatApplied, String(Date.now() - 10_000));
+    await redis.set(cdcKeys.changesApplied, String(Date.now()));
+    await fallback().check();
+    expect(await stalled()).toBe(0);
+    expect(passes).toEqual([]);
+  });
+
+  it("gives the stream the stall time from its own start: a maintainer restarted onto a backlog is not stalled yet", async () => {
+    await redis.set(cdcKeys.heartbeatApplied, String(Date.now() - 10_000));
+    await redis.set(cdcKeys.changesApplied, String(Date.now() - 10_000));
+    await fallback().check();
+    expect(await stalled()).toBe(0);
+    expect(passes).toEqual([]);
+  });
+
+  it("loads the changed SKUs from MySQL once neither a heartbeat nor any change has been applied for the stall time", async () => {
+    await redis.set(cdcKeys.heartbeatApplied, String(Date.now() - 10_000));
+    await redis.set(cdcKeys.changesApplied, String(Date.now() - 10_000));
+    const started = fallback(200);
+    await eventually(async () => {
+      await started.check();
+      expect(await stalled()).toBe(1);
+    });
+    expect(passes).toHaveLength(1);
+  });
+
+  it("a maintainer started during an outage loads what changed since the last heartbeat, not since it started", async () => {
+    const ids = freshIds();
+    await createSale(pool, { ...ids, units: 5 });
+    // Changed after the last heartbeat CDC delivered, before this maintainer started.
+    await pool.query("UPDATE sale_stock SET updated_at = NOW(3) - INTERVAL 5 SECOND WHERE activity_id = ?", [
+      ids.activityId,
+    ]);
+    await pool.query("UPDATE activity SET updated_at = NOW(3) - INTERVAL 5 SECOND WHERE id = ?", [
+      ids.activityId,
+    ]);
+    await redis.set(cdcKeys.heartbeatApplied, String(Date.now() - 10_000));
+    const started = fallback(200);
+    await eventually(async () => {
+      await started.check();
+      expect(await stalled()).toBe(1);
+    });
+    expect(passes[0]).toContainEqual(ids);
+  });
+
+  it("a fresh heartbeat: CDC flows", async () => {
+    await redis.set(cdcKeys.heartbeatApplied, String(Date.now()));
+    await fallback().check();
+    expect(await stalled()).toBe(0);
+    expect(passes).toEqual([]);
+  });
+});
