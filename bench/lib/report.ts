@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { repoRoot } from "@flashgate/stack";
+import { percentile } from "./load.ts";
 
 const dir = join(repoRoot, "bench", "results");
 
@@ -481,7 +482,7 @@ function openLoopSection(results: Results): string[] {
       )
       .filter(Number.isFinite)
       .sort((a: number, b: number) => a - b);
-    return ratios.length ? `${ratios[Math.floor(ratios.length / 2)].toFixed(2)}×` : "–";
+    return ratios.length ? `${percentile(ratios, 50).toFixed(2)}×` : "–";
   };
   lines.push(
     "",
@@ -491,13 +492,13 @@ function openLoopSection(results: Results): string[] {
   return lines;
 }
 
-/** A burst of order rows through each CDC stage alone, then through the whole pipeline. */
 /** "database 12, kafka 8, …, machine 90": a stage's CPU µs per event by part. */
 const cpuParts = (parts: Record<string, number>) =>
   Object.entries(parts)
     .map(([part, us]) => `${part} ${us}`)
     .join(", ");
 
+/** A burst of order rows through each CDC stage alone, then through the whole pipeline. */
 function cdcSection(results: Results): string[] {
   const cdc = results.cdc?.data as
     | { profile: ResultRow; stages: ResultRow; pipeline: ResultRow; deadline?: ResultRow }

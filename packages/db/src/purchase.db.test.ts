@@ -10,7 +10,7 @@ import {
 } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeExpiredOrders, closeOrder } from "./lifecycle.ts";
+import { closeAllExpiredOrders, closeOrder } from "./lifecycle.ts";
 import { createPool } from "./pool.ts";
 import { type PurchaseDecision, placeOrder, placeOrders } from "./purchase.ts";
 
@@ -271,7 +271,7 @@ describe("the purchase decision in SQL, on the database alone", () => {
       "UPDATE sale_order SET expires_at = NOW(3) + INTERVAL 1 HOUR WHERE activity_id = ? AND user_id = 2",
       [ids.activityId],
     );
-    while ((await closeExpiredOrders(pool)) > 0);
+    await closeAllExpiredOrders(pool);
     const ledger = await skuInDatabase(pool, ids.activityId, ids.skuId);
     expect(ledger).toMatchObject({ available: 1, pending: 1, closed: 1 });
   });

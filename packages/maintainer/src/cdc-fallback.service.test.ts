@@ -30,6 +30,12 @@ describe("the CDC stall fallback, on the fast tier's Redis and database", () => 
       stallMs,
     });
   const stalled = async () => (await metrics.cdcStalled.get()).values[0]?.value;
+  /** What CDC last delivered, in ms before now: a heartbeat's commit time and, when given, a batch applied. */
+  const delivered = async (ago: { heartbeatMs: number; changesMs?: number }) => {
+    await redis.set(cdcKeys.heartbeatApplied, String(Date.now() - ago.heartbeatMs));
+    if (ago.changesMs !== undefined)
+      await redis.set(cdcKeys.changesApplied, String(Date.now() - ago.changesMs));
+  };
   beforeAll(() => {
     pool = createPool(fastDatabaseUrl(), { connectionLimit: 2 });
   });
@@ -43,24 +49,21 @@ describe("the CDC stall fallback, on the fast tier's Redis and database", () => 
   });
 
   it("stands aside while the stream still delivers: a backlog's heartbeats are behind, not missing", async () => {
-    await redis.set(cdcKeys.heartbeatApplied, String(Date.now() - 10_000));
-    await redis.set(cdcKeys.changesApplied, String(Date.now()));
+    await delivered({ heartbeatMs: 10_000, changesMs: 0 });
     await fallback().check();
     expect(await stalled()).toBe(0);
     expect(passes).toEqual([]);
   });
 
   it("gives the stream the stall time from its own start: a maintainer restarted onto a backlog is not stalled yet", async () => {
-    await redis.set(cdcKeys.heartbeatApplied, String(Date.now() - 10_000));
-    await redis.set(cdcKeys.changesApplied, String(Date.now() - 10_000));
+    await delivered({ heartbeatMs: 10_000, changesMs: 10_000 });
     await fallback().check();
     expect(await stalled()).toBe(0);
     expect(passes).toEqual([]);
   });
 
   it("loads the changed SKUs from MySQL once neither a heartbeat nor any change has been applied for the stall time", async () => {
-    await redis.set(cdcKeys.heartbeatApplied, String(Date.now() - 10_000));
-    await redis.set(cdcKeys.changesApplied, String(Date.now() - 10_000));
+    await delivered({ heartbeatMs: 10_000, changesMs: 10_000 });
     const started = fallback(200);
     await eventually(async () => {
       await started.check();
@@ -79,7 +82,7 @@ describe("the CDC stall fallback, on the fast tier's Redis and database", () => 
     await pool.query("UPDATE activity SET updated_at = NOW(3) - INTERVAL 5 SECOND WHERE id = ?", [
       ids.activityId,
     ]);
-    await redis.set(cdcKeys.heartbeatApplied, String(Date.now() - 10_000));
+    await delivered({ heartbeatMs: 10_000 });
     const started = fallback(200);
     await eventually(async () => {
       await started.check();
@@ -89,7 +92,7 @@ describe("the CDC stall fallback, on the fast tier's Redis and database", () => 
   });
 
   it("a fresh heartbeat: CDC flows", async () => {
-    await redis.set(cdcKeys.heartbeatApplied, String(Date.now()));
+    await delivered({ heartbeatMs: 0 });
     await fallback().check();
     expect(await stalled()).toBe(0);
     expect(passes).toEqual([]);
