@@ -325,6 +325,28 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
     expect(seen.reservations).toBe(1);
   });
 
+  it("a retry that finds the database down or full keeps the reservation it inherited: until CDC, it is the order's unit", async () => {
+    const s = await sale(1);
+    const created = await service().purchases.purchase(s.request(1));
+    expect(created.kind).toBe("CREATED");
+    const deadPool = createPool("mysql://nobody:nothing@127.0.0.1:1/flashgate", {
+      connectionLimit: 1,
+      multipleStatements: true,
+    });
+    try {
+      expect(await service({ pool: deadPool }).purchases.purchase(s.request(1))).toEqual(refusals.databaseDown);
+    } finally {
+      await deadPool.end();
+    }
+    const full = service({ guard: createOverloadGuard({ maxInFlight: 0, maxQueue: 0, maxWaitMs: 1 }) });
+    expect(await full.purchases.purchase(s.request(1))).toEqual(refusals.overloaded);
+    // CDC has not applied the order: its reservation is all that tells Redis the last unit is taken.
+    expect(await s.reservations()).toBe(1);
+    const { purchases } = service();
+    expect(await purchases.purchase(s.request(2))).toEqual(refusals.soldOut);
+    expect(await purchases.purchase(s.request(1))).toEqual({ kind: "REPLAYED", order: orderOf(created) });
+  });
+
   it("a key that may hold an order is read through the overload guard: 503 when it is full or MySQL is down", async () => {
     const s = await sale(5);
     await boughtAndApplied(s);

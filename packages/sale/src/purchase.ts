@@ -146,7 +146,9 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
         // The unit may be sold: keep the reservation until its TTL so nobody else can take it twice.
         return refusals.outcomeUnknown;
       }
-      await release();
+      // An inherited reservation is an earlier attempt's, whose order may hold the unit: it stays until
+      // CDC applies that order or its TTL ends, or this key's retry would be told SOLD_OUT meanwhile.
+      if (reservation === "counted") await release();
       if (error instanceof OverloadedError) return overloaded();
       observer.dependencyFailed("database", "decide", error);
       return refusals.databaseDown;
