@@ -334,7 +334,9 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
       multipleStatements: true,
     });
     try {
-      expect(await service({ pool: deadPool }).purchases.purchase(s.request(1))).toEqual(refusals.databaseDown);
+      expect(await service({ pool: deadPool }).purchases.purchase(s.request(1))).toEqual(
+        refusals.databaseDown,
+      );
     } finally {
       await deadPool.end();
     }
