@@ -87,15 +87,24 @@ function formatStorage(ctx: StackContext, broker: Broker, propertiesFile: string
       classpath(ctx),
       "kafka.tools.StorageTool",
       "format",
-      "-t",
-      clusterId(ctx),
-      "-c",
-      propertiesFile,
+      // One argument with its value: an id may begin with "-", which would otherwise read as an option.
+      `--cluster-id=${clusterId(ctx)}`,
+      `--config=${propertiesFile}`,
     ],
     { encoding: "utf8" },
   );
   if (result.status !== 0)
     throw new StackError(`formatting Kafka storage failed: ${(result.stderr || result.stdout).slice(-2000)}`);
+}
+
+/** A broker's properties written and its storage formatted (once): what it needs before it starts. */
+export function prepareBroker(ctx: StackContext, index: number): string {
+  const broker = brokers(ctx)[index];
+  mkdirSync(brokerDataDir(ctx, broker), { recursive: true });
+  mkdirSync(ctx.paths.config, { recursive: true });
+  const properties = writeServerProperties(ctx, broker);
+  formatStorage(ctx, broker, properties);
+  return properties;
 }
 
 const allListening = async (ctx: StackContext) =>
@@ -112,11 +121,8 @@ export function kafkaBroker(ctx: StackContext, index: number): Component {
       const step = ctx.progress.step(
         `${clustered ? `Kafka broker ${broker.id} (KRaft)` : "Kafka (KRaft)"} on 127.0.0.1:${broker.port}`,
       );
-      mkdirSync(brokerDataDir(ctx, broker), { recursive: true });
-      mkdirSync(ctx.paths.config, { recursive: true });
-      const properties = writeServerProperties(ctx, broker);
       step.waiting("formatting storage");
-      formatStorage(ctx, broker, properties);
+      const properties = prepareBroker(ctx, index);
       const log4j = writeLog4j(ctx, broker.name, [
         "kafka.server.KafkaRaftServer",
         "kafka.server.BrokerServer",
