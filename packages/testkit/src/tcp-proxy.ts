@@ -2,12 +2,18 @@ import { createConnection, createServer, type Server, type Socket } from "node:n
 
 /**
  * A loopback TCP proxy in front of a real server, so a test can cut the network to MariaDB or Redis
- * (and restore it) without stopping the shared test stack.
+ * (and restore it) without stopping the shared test stack. `withhold` picks client data that is never
+ * delivered, as by a network that lost it: with HTTP/1.1, one request's first chunk begins with its
+ * method, so a client can be held at one precise request.
  */
-export async function startTcpProxy(targetPort: number) {
+export async function startTcpProxy(
+  targetPort: number,
+  options: { withhold?: (data: Buffer) => boolean } = {},
+) {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
+  let withheld = 0;
 
   const listen = () =>
     new Promise<void>((resolve) => {
@@ -21,7 +27,12 @@ export async function startTcpProxy(targetPort: number) {
             upstream.destroy();
           });
         }
-        client.pipe(upstream).pipe(client);
+        client.on("data", (data) => {
+          if (options.withhold?.(data)) withheld += 1;
+          else upstream.write(data);
+        });
+        client.on("end", () => upstream.end());
+        upstream.pipe(client);
       });
       const listening = server;
       listening.listen(port, "127.0.0.1", () => {
@@ -34,6 +45,10 @@ export async function startTcpProxy(targetPort: number) {
   return {
     get port() {
       return port;
+    },
+    /** How many chunks `withhold` kept from the server. */
+    get withheld() {
+      return withheld;
     },
     /** Drops every connection and refuses new ones. */
     async cut() {
