@@ -19,7 +19,6 @@ export { liveSkus } from "./live-skus.ts";
 export { type MigrateOptions, migrate } from "./migrate.ts";
 export { type Migration, readMigrations } from "./migrations.ts";
 export {
-  findBlockingOrder,
   findOrder,
   findPurchase,
   type Order,
@@ -30,6 +29,7 @@ export {
 } from "./orders.ts";
 export { createPool, warmPool } from "./pool.ts";
 export {
+  DecisionConflictError,
   findReplay,
   OutcomeUnknownError,
   type PurchaseDecision,

@@ -67,20 +67,6 @@ export async function findPurchase(
   return rows[0] ? toOrder(rows[0]) : undefined;
 }
 
-/** The order that blocks this user from buying the SKU again (live, or closed without rebuy). */
-export async function findBlockingOrder(
-  db: Pool | PoolConnection,
-  activityId: number,
-  skuId: number,
-  userId: string,
-): Promise<Order | undefined> {
-  const [rows] = await db.query<OrderRow[]>(
-    `SELECT ${orderColumns} FROM sale_order WHERE activity_id = ? AND sku_id = ? AND user_id = ? AND closed_seq = 0`,
-    [activityId, skuId, userId],
-  );
-  return rows[0] ? toOrder(rows[0]) : undefined;
-}
-
 /** A sold-out SKU's buyers (user id → request id) as of one version of its stock row. */
 export interface SoldOutSnapshot {
   /** The stock row's version and its orders': every change of the row, or of which orders the SKU holds, moves it (migration 004). */

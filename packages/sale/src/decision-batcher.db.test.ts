@@ -83,7 +83,7 @@ describe("decision batcher (group commit on the hot row, real database)", () => 
     expect(sold(ledger)).toBe(4);
   });
 
-  it("the same user and key twice while undecided (a double click, a retry after a timeout) share one decision, and their batch commits once", async () => {
+  it("the same user and key twice while undecided (a double click, a retry after a timeout) share one decision, and their batch commits once: the first request is told it created the order, the second that it exists", async () => {
     const sale = freshIds();
     await createSale(pool, { ...sale, units: 10 });
     // One transaction at a time: while the first buyer's runs, the others wait for the next one.
@@ -91,11 +91,37 @@ describe("decision batcher (group commit on the hot row, real database)", () => 
     const first = decisions.decide(buyer(sale, 1));
     const rest = [2, 3, 3, 4].map((user) => decisions.decide(buyer(sale, user)));
     const results = [await first, ...(await Promise.all(rest))];
-    expect(results.map((decision) => decision.kind)).toEqual(Array(5).fill("created"));
-    const [, , a, b] = results as Extract<(typeof results)[number], { kind: "created" }>[];
+    expect(results.map((decision) => decision.kind)).toEqual([
+      "created",
+      "created",
+      "created",
+      "replayed",
+      "created",
+    ]);
+    const [, , a, b] = results as Extract<(typeof results)[number], { order: unknown }>[];
     expect(a.order.orderId).toBe(b.order.orderId);
     expect(transactions).toEqual(["committed", "committed"]);
     expect((await skuInDatabase(pool, sale.activityId, sale.skuId)).available).toBe(6);
+  });
+
+  it("one key sent at once to two instances (two batchers, two transactions): one is told created, the other its order", async () => {
+    const sale = freshIds();
+    await createSale(pool, { ...sale, units: 10 });
+    const [one, two] = [batcher(), batcher()];
+    const keys = [1, 2, 3, 4, 5, 6, 7, 8];
+    const results = await Promise.all(
+      keys.flatMap((user) => [
+        one.decisions.decide(buyer(sale, user)),
+        two.decisions.decide(buyer(sale, user)),
+      ]),
+    );
+    for (const [i] of keys.entries()) {
+      const pair = [results[2 * i], results[2 * i + 1]];
+      expect(pair.map((decision) => decision.kind).sort()).toEqual(["created", "replayed"]);
+      const [x, y] = pair as Extract<(typeof results)[number], { order: unknown }>[];
+      expect(x.order.orderId).toBe(y.order.orderId);
+    }
+    expect(sold(await skuInDatabase(pool, sale.activityId, sale.skuId))).toBe(keys.length);
   });
 
   it("a closed sale refuses the whole batch and sells nothing", async () => {

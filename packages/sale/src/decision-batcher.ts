@@ -27,8 +27,8 @@ interface Waiting {
  * transaction far more than per order, so a hot SKU's row is locked and the redo log flushed once per
  * batch (ADR 0007), and a catalogue's buyers spread over many SKUs share transactions too (ADR 0015).
  * At most `maxConcurrent` batches run at once and a SKU is in one of them at a time (its row would
- * serialise them anyway); a buyer goes at once when a slot and their SKU are free. A batch that cannot
- * commit whole is decided buyer by buyer for the SKUs it could not take, so every outcome stays exact.
+ * serialise them anyway); a buyer goes at once when a slot and their SKU are free. The buyers of a SKU
+ * with some units but fewer than them are decided one by one after their batch, so every outcome stays exact.
  * The number waiting is bounded by the reservations Redis handed out. Right after a SKU's batch, its
  * next one gathers for up to `gatherMs` (or until full): the buyers just answered come back as a burst,
  * and the first of them must not go alone with the rest queued behind.
@@ -58,25 +58,35 @@ export function createDecisionBatcher(deps: {
     else waitingFor.delete(sku);
   };
 
-  async function decideAlone(input: PurchaseInput): Promise<PurchaseDecision> {
-    const decision = await placeOrder(pool, input);
-    onTransaction(decision.kind === "created" ? "committed" : "rejected");
-    return decision;
+  /** A transaction that threw: an unknown outcome, or a failure (an overload refused it before it ran). */
+  const failed = (error: unknown) => {
+    if (error instanceof OutcomeUnknownError) onTransaction("unknown");
+    else if (!(error instanceof OverloadedError)) onTransaction("failed");
+  };
+
+  /** A buyer the batch could not answer, decided in a transaction of their own; a failure is theirs alone. */
+  async function decideAlone(buyer: Waiting): Promise<void> {
+    try {
+      const decision = await placeOrder(pool, buyer.input);
+      onTransaction(decision.kind === "created" ? "committed" : "rejected");
+      buyer.resolve(decision);
+    } catch (error) {
+      failed(error);
+      buyer.reject(error);
+    }
   }
 
   async function decideBatch(batch: Waiting[]): Promise<void> {
-    if (batch.length === 1) {
-      const decision = await decideAlone(batch[0].input);
-      batch[0].resolve(decision);
-      return;
-    }
     const decisions = await placeOrders(
       pool,
       batch.map((waiting) => waiting.input),
     );
-    onTransaction(decisions?.some((decision) => decision?.kind === "created") ? "committed" : "rejected");
-    for (const [i, waiting] of batch.entries())
-      waiting.resolve(decisions?.[i] ?? (await decideAlone(waiting.input)));
+    onTransaction(decisions.some((decision) => decision?.kind === "created") ? "committed" : "rejected");
+    for (const [i, waiting] of batch.entries()) {
+      const decision = decisions[i];
+      if (decision) waiting.resolve(decision);
+      else await decideAlone(waiting);
+    }
   }
 
   /** The oldest waiting buyers whose SKUs are free, of one activity, up to `maxBatch`. */
@@ -124,8 +134,7 @@ export function createDecisionBatcher(deps: {
     try {
       await guard.run(() => decideBatch(batch));
     } catch (error) {
-      if (error instanceof OutcomeUnknownError) onTransaction("unknown");
-      else if (!(error instanceof OverloadedError)) onTransaction("failed");
+      failed(error);
       // Whoever is still undecided shares the failure (overload, lost database, unknown outcome).
       for (const buyer of batch) buyer.reject(error);
     }
@@ -158,16 +167,25 @@ export function createDecisionBatcher(deps: {
   /** Decisions not yet made, by buyer: the same purchase sent again meanwhile shares its decision. */
   const undecided = new Map<string, Promise<PurchaseDecision>>();
 
-  return {
-    decide(input: PurchaseInput): Promise<PurchaseDecision> {
-      const buyer = `${input.userId}/${input.requestId}/${input.activityId}/${input.skuId}`;
-      const pending = undecided.get(buyer);
-      if (pending) return pending;
-      const decision = enqueue(input);
-      undecided.set(buyer, decision);
-      const forget = () => undecided.delete(buyer);
-      decision.then(forget, forget);
-      return decision;
-    },
-  };
+  /**
+   * The purchase decided. A request whose user, key and SKU are being decided already gets that
+   * decision as a request that did not create the order (only the first is told "created"); if the
+   * first attempt fails, it is decided on its own.
+   */
+  function decide(input: PurchaseInput): Promise<PurchaseDecision> {
+    const buyer = `${input.userId}/${input.requestId}/${input.activityId}/${input.skuId}`;
+    const pending = undecided.get(buyer);
+    if (pending) return pending.then(asAnotherRequest, () => decide(input));
+    const decision = enqueue(input);
+    undecided.set(buyer, decision);
+    const forget = () => undecided.delete(buyer);
+    decision.then(forget, forget);
+    return decision;
+  }
+
+  return { decide };
 }
+
+/** The decision as a request told of an order it did not create. */
+const asAnotherRequest = (decision: PurchaseDecision): PurchaseDecision =>
+  decision.kind === "created" ? { kind: "replayed", order: decision.order } : decision;

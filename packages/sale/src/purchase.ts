@@ -9,6 +9,7 @@ import {
   skuRef,
 } from "@flashgate/cache";
 import {
+  DecisionConflictError,
   findPurchase,
   findReplay,
   type Order,
@@ -150,6 +151,11 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       // CDC applies that order or its TTL ends, or this key's retry would be told SOLD_OUT meanwhile.
       if (reservation === "counted") await release();
       if (error instanceof OverloadedError) return overloaded();
+      // A database that answers but whose rows stayed locked is told apart from one that does not answer.
+      if (error instanceof DecisionConflictError) {
+        observer.dependencyFailed("database", "decide-contended", error);
+        return refusals.contended;
+      }
       observer.dependencyFailed("database", "decide", error);
       return refusals.databaseDown;
     }

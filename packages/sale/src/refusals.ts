@@ -33,6 +33,11 @@ export const refusals = {
   cacheDown: { kind: "UNAVAILABLE", detail: "the cache is unavailable", retryAfterS: 1 },
   databaseDown: { kind: "UNAVAILABLE", detail: "the database is unavailable", retryAfterS: 2 },
   overloaded: { kind: "UNAVAILABLE", detail: "too many purchases in flight", retryAfterS: 1 },
+  contended: {
+    kind: "UNAVAILABLE",
+    detail: "the stock stayed locked by other transactions; retry with the same Idempotency-Key",
+    retryAfterS: 1,
+  },
   rebuilding: { kind: "UNAVAILABLE", detail: "this SKU's cache is being rebuilt", retryAfterS: 1 },
   outcomeUnknown: {
     kind: "UNAVAILABLE",

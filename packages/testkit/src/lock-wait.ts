@@ -4,15 +4,18 @@ import { fastTierContext } from "./env.ts";
 import { eventually } from "./eventually.ts";
 
 /**
- * Resolves once some transaction of the fast tier's database waits for a row lock. Lock waits are
- * visible to an account with PROCESS only: the administrator's.
+ * Resolves once some transaction of the fast tier's database waits for a row lock — one running a
+ * statement that contains `statementContaining`, when given: InnoDB refreshes information_schema's view
+ * of transactions at most every 100 ms, so a wait that ended just before can still be listed. Lock
+ * waits are visible to an account with PROCESS only: the administrator's.
  */
-export async function untilLockWait(): Promise<void> {
+export async function untilLockWait(statementContaining = ""): Promise<void> {
   const admin = await adminConnection(fastTierContext());
   try {
     await eventually(async () => {
       const [waiting] = await admin.query(
-        "SELECT COUNT(*) AS n FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'",
+        "SELECT COUNT(*) AS n FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT' AND LOCATE(?, trx_query) > 0",
+        [statementContaining],
       );
       expect(Number((waiting as { n: number }[])[0].n)).toBeGreaterThan(0);
     });
