@@ -35,12 +35,14 @@ export interface AppDeps {
   subscriber?: RedisClient;
   pool: Pool;
   readPool: Pool;
+  /** The readiness probe's own connection. */
+  probePool: Pool;
   logger: Logger;
   metrics?: Metrics;
 }
 
 export function createApp(deps: AppDeps) {
-  const { config, redis, subscriber, pool, readPool, logger } = deps;
+  const { config, redis, subscriber, pool, readPool, probePool, logger } = deps;
   const metrics = deps.metrics ?? createMetrics();
   const guard = createOverloadGuard({
     maxInFlight: config.DB_MAX_IN_FLIGHT,
@@ -87,7 +89,10 @@ export function createApp(deps: AppDeps) {
 
   app.route(
     "/",
-    serviceRoutes({ redis: () => redis.ping(), database: () => pool.query("SELECT 1") }, metrics.registry),
+    serviceRoutes(
+      { redis: () => redis.ping(), database: () => probePool.query("SELECT 1") },
+      metrics.registry,
+    ),
   );
   const guards: Guards = { user: requireUser(verifyUser), admin: requireAdmin(verifyAdmin, verifyUser) };
   app.route("/", docsRoutes(openApiDocument));

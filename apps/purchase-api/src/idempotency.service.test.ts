@@ -69,6 +69,34 @@ describe("idempotency and sale window", () => {
     expect(theirs.status).toBe(404);
   });
 
+  it("a double click — one key sent twice at once, and once more a moment later — is answered 201 once and 200 otherwise, all with the one order", async () => {
+    const { activityId, skuId } = freshIds();
+    await createSale(api.pool, { activityId, skuId, units: 100 });
+    await api.load(activityId, skuId);
+    const users = Array.from({ length: 60 }, (_, i) => 100 + i);
+    const answers = await Promise.all(
+      users.map(async (user) => {
+        const key = idempotencyKey(`click-${user}`);
+        const again = new Promise((resolve) => setTimeout(resolve, 20 + (user % 60))).then(() =>
+          api.purchase(user, { activityId, skuId }, key),
+        );
+        const clicks = [
+          api.purchase(user, { activityId, skuId }, key),
+          api.purchase(user, { activityId, skuId }, key),
+        ];
+        return Promise.all([...clicks, again]);
+      }),
+    );
+    for (const responses of answers) {
+      expect(responses.map((response) => response.status).sort()).toEqual([200, 200, 201]);
+      expect(new Set(responses.map((response) => response.body.orderId)).size).toBe(1);
+    }
+    const [rows] = await api.pool.query("SELECT COUNT(*) AS n FROM sale_order WHERE activity_id = ?", [
+      activityId,
+    ]);
+    expect(Number((rows as { n: number }[])[0].n)).toBe(users.length);
+  });
+
   it("refuses purchases outside the sale window and for unknown SKUs", async () => {
     const early = freshIds();
     await createSale(api.pool, {

@@ -7,7 +7,11 @@ import { createApp } from "./app.ts";
 import type { PurchaseApiConfig } from "./config.ts";
 import { createHttpServer } from "./server.ts";
 
-/** The decisions' pool, and a small one with a bounded queue for the reads anyone can cause. */
+/**
+ * The decisions' pool, a small one with a bounded queue for the reads anyone can cause, and one
+ * connection for the readiness probe: it must not queue behind decisions waiting for row locks, or every
+ * instance would turn unready at once while its database answers.
+ */
 function createPools(config: PurchaseApiConfig) {
   return {
     pool: createPool(config.DATABASE_URL, { connectionLimit: config.DB_POOL_SIZE, multipleStatements: true }),
@@ -16,6 +20,7 @@ function createPools(config: PurchaseApiConfig) {
       connectionLimit: config.DB_READ_POOL_SIZE,
       queueLimit: config.DB_READ_QUEUE,
     }),
+    probePool: createPool(config.DATABASE_URL, { connectionLimit: 1, queueLimit: 8 }),
   };
 }
 
@@ -40,11 +45,11 @@ export async function startPurchaseApi(
   redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
   const subscriber = redisClient(config.REDIS_URL, { connectTimeout: 1000 });
   subscriber.on("error", (error) => logger.warn({ err: error.message }, "redis subscriber connection error"));
-  const { pool, readPool } = createPools(config);
+  const { pool, readPool, probePool } = createPools(config);
   await warmPool(pool, config.DB_POOL_SIZE).catch((error) =>
     logger.warn({ err: error.message }, "database not reachable yet"),
   );
-  const app = createApp({ config, redis, subscriber, pool, readPool, logger });
+  const app = createApp({ config, redis, subscriber, pool, readPool, probePool, logger });
   const server = createHttpServer(app.listener, {
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
@@ -69,6 +74,7 @@ export async function startPurchaseApi(
         server.close(async () => {
           await pool.end().catch(() => {});
           await readPool.end().catch(() => {});
+          await probePool.end().catch(() => {});
           redis.disconnect();
           subscriber.disconnect();
           done();

@@ -4,12 +4,12 @@ import { fastTierContext } from "./env.ts";
 import { eventually } from "./eventually.ts";
 
 /**
- * Resolves once some transaction of the fast tier's database waits for a row lock — one running a
- * statement that contains `statementContaining`, when given: InnoDB refreshes information_schema's view
+ * Resolves once `transactions` transactions of the fast tier's database wait for a row lock — ones
+ * running a statement that contains `statementContaining`, when given: InnoDB refreshes information_schema's view
  * of transactions at most every 100 ms, so a wait that ended just before can still be listed. Lock
  * waits are visible to an account with PROCESS only: the administrator's.
  */
-export async function untilLockWait(statementContaining = ""): Promise<void> {
+export async function untilLockWait(statementContaining = "", transactions = 1): Promise<void> {
   const admin = await adminConnection(fastTierContext());
   try {
     await eventually(async () => {
@@ -17,7 +17,7 @@ export async function untilLockWait(statementContaining = ""): Promise<void> {
         "SELECT COUNT(*) AS n FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT' AND LOCATE(?, trx_query) > 0",
         [statementContaining],
       );
-      expect(Number((waiting as { n: number }[])[0].n)).toBeGreaterThan(0);
+      expect(Number((waiting as { n: number }[])[0].n)).toBeGreaterThanOrEqual(transactions);
     });
   } finally {
     await admin.end();
