@@ -3,13 +3,14 @@ import { signPayload } from "@flashgate/auth";
 import { createClient } from "@flashgate/client";
 import { userToken } from "@flashgate/testkit/api-harness";
 
-/** What one purchase attempt was told: an HTTP status and problem code, or "network" when no answer came. */
+/** What one purchase attempt was told: an HTTP status, problem code and detail, or "network" when no answer came. */
 interface Answer {
   /** When the request was sent, and when its answer came. */
   sentAt: number;
   at: number;
   status: number | "network";
   code?: string;
+  detail?: string;
 }
 
 export interface KeyRecord {
@@ -60,9 +61,9 @@ export function createBuyers(options: {
       baseDelayMs: 50,
       maxDelayMs: 1000,
       timeoutMs: 3000,
-      onAttempt: ({ sentAt, at, status, code }) => {
+      onAttempt: ({ sentAt, at, status, code, detail }) => {
         requests += 1;
-        record.answers.push({ sentAt, at, status, code });
+        record.answers.push({ sentAt, at, status, code, detail });
       },
     });
     try {

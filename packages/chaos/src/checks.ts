@@ -17,6 +17,8 @@ export interface CheckResult {
   paidNotPaid: number;
   serverErrors: number;
   unavailableLeft: number;
+  /** Keys answered 201 by more than one request: a client counting 201s counts purchases that are not. */
+  createdTwice: number;
   violations: string[];
 }
 
@@ -40,6 +42,7 @@ export async function checkSale(
     paidNotPaid: 0,
     serverErrors: 0,
     unavailableLeft: 0,
+    createdTwice: 0,
     violations: [],
   };
   const violation = (text: string) => {
@@ -83,6 +86,13 @@ export async function checkSale(
     for (const answer of record.answers) if (answer.status === 500) result.serverErrors += 1;
     const last = record.answers.at(-1);
     if (last && retryable(last.status)) result.unavailableLeft += 1;
+    const created = record.answers.filter((answer) => answer.status === 201).length;
+    if (created > 1) {
+      result.createdTwice += 1;
+      violation(
+        `key ${record.key} was answered 201 ${created} times: only the request that created its order is`,
+      );
+    }
     const promised = record.answers.some((answer) => answer.status === 201 || answer.status === 200);
     if (promised && (!order || order.userId !== record.userId || order.skuId !== record.skuId)) {
       result.lostOrders += 1;

@@ -47,14 +47,16 @@ export function summarise(run: {
   convergeWithinMs: number;
 }): ChaosReport {
   const answers: Record<string, number> = {};
-  const unavailableAt: number[] = [];
+  const unavailable: { at: number; told: string }[] = [];
   for (const record of run.keys.values())
     for (const answer of record.answers) {
       const label =
         answer.status === "network" ? "network" : `${answer.status}${answer.code ? ` ${answer.code}` : ""}`;
       answers[label] = (answers[label] ?? 0) + 1;
-      if (answer.status === 503 || answer.status === "network") unavailableAt.push(answer.at);
+      if (answer.status === 503 || answer.status === "network")
+        unavailable.push({ at: answer.at, told: answer.detail ?? label });
     }
+  const unavailableAt = unavailable.map((answer) => answer.at);
   const faultRuns: FaultRun[] = run.faultRuns.map((fault, i) => {
     const windowEnd = run.faultRuns[i + 1]?.injectedAt ?? Number.POSITIVE_INFINITY;
     const last = Math.max(
@@ -73,6 +75,13 @@ export function summarise(run: {
     };
   }
   const violations = [...run.checked.violations];
+  // Before the first fault every part is up: nothing may be refused as unavailable then.
+  const firstFault = Math.min(...run.faultRuns.map((fault) => fault.injectedAt));
+  const beforeFaults = unavailable.filter((answer) => answer.at < firstFault);
+  if (beforeFaults.length > 0)
+    violations.push(
+      `${beforeFaults.length} answers were 503 or lost before any fault was injected: ${[...new Set(beforeFaults.map((answer) => answer.told))].join("; ")}`,
+    );
   if (run.checked.serverErrors > 0) violations.push(`${run.checked.serverErrors} answers were 500`);
   if (run.checked.unavailableLeft > 0)
     violations.push(`${run.checked.unavailableLeft} keys were still answered 503 when their retries ran out`);

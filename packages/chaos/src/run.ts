@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { redisClient, withScripts } from "@flashgate/cache";
+import { redisClient, skuKeys, withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
 import type { StackContext } from "@flashgate/stack";
 import { reconcile } from "@flashgate/sync";
@@ -148,6 +148,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       units.map((count, i) => ({ skuId: i + 1, units: count, priceCents })),
     );
     log(`chaos seed ${seed}: activity ${activityId}, ${profile.skus} SKUs (${units.join(", ")} units)`);
+    // A sale opens once it is set up: its SKUs in the cache (before, a buyer is told to come back while
+    // it loads — a 503 that is no fault's).
+    const loadedBy = Date.now() + 60_000;
+    const skuHashes = units.map((_, i) => skuKeys(activityId, i + 1).sku);
+    while ((await redis.exists(...skuHashes)) < skuHashes.length) {
+      if (Date.now() > loadedBy) throw new Error("the sale's SKUs were not in the cache within 60 s");
+      await sleep(50);
+    }
     const started = Date.now();
     const until = started + profile.durationMs;
 

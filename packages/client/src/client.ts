@@ -47,7 +47,7 @@ export class ApiProblem extends Error {
   }
 }
 
-/** One HTTP attempt of a call, as the client saw it: its answer's status and code, or no answer. */
+/** One HTTP attempt of a call, as the client saw it: its answer's status, code and detail, or no answer. */
 export interface ClientAttempt {
   method: string;
   path: string;
@@ -56,6 +56,7 @@ export interface ClientAttempt {
   at: number;
   status: number | "network";
   code?: string;
+  detail?: string;
 }
 
 export interface ClientOptions {
@@ -112,8 +113,8 @@ export function createClient(options: ClientOptions) {
       const last = !init.retry || attempt >= attempts || Date.now() - startedAt > giveUpAfterMs;
       const baseUrl = baseUrls[(attempt - 1) % baseUrls.length];
       const sentAt = Date.now();
-      const seen = (status: number | "network", code?: string) =>
-        options.onAttempt?.({ method, path, baseUrl, sentAt, at: Date.now(), status, code });
+      const seen = (status: number | "network", code?: string, detail?: string) =>
+        options.onAttempt?.({ method, path, baseUrl, sentAt, at: Date.now(), status, code, detail });
       let response: Response;
       try {
         response = await fetch(new URL(path, baseUrl), {
@@ -142,7 +143,7 @@ export function createClient(options: ClientOptions) {
       const problemBody = (await response.json().catch(() => ({}))) as ConstructorParameters<
         typeof ApiProblem
       >[1];
-      seen(response.status, problemBody.code);
+      seen(response.status, problemBody.code, problemBody.detail);
       const problem = new ApiProblem(response.status, problemBody, retryAfterS);
       if (!retried(response.status) || last) throw problem;
       await sleep(Math.max(backoff, (retryAfterS ?? 0) * 1000));
