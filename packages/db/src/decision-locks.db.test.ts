@@ -36,6 +36,10 @@ async function locksOfTheWaitingTransaction() {
   }
 }
 
+/** An order written by plain SQL (another instance's decision, a DBA's): key, activity, SKU, user. */
+const orderBySql = `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+  VALUES (?, ?, ?, ?, 'PENDING', 1999, 'EUR', NOW(3), NOW(3) + INTERVAL 1 HOUR)`;
+
 describe(`a decision locks only what it decides (${testEngine})`, () => {
   let pool: Pool;
   beforeAll(() => {
@@ -82,11 +86,7 @@ describe(`a decision locks only what it decides (${testEngine})`, () => {
    */
   async function heldDecision(input: PurchaseInput) {
     const other = await openTransaction([
-      [
-        `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
-         VALUES (?, ?, ?, ?, 'PENDING', 1, 'EUR', NOW(3), NOW(3) + INTERVAL 1 HOUR)`,
-        [input.requestId, input.activityId, input.skuId, input.userId],
-      ],
+      [orderBySql, [input.requestId, input.activityId, input.skuId, input.userId]],
     ]);
     // Settled either way, so that a failure is the test's to assert when it releases, never unhandled.
     const decision = placeOrder(pool, input).catch((error: unknown) => ({ kind: "failed", error }) as const);
@@ -186,11 +186,7 @@ describe(`a decision locks only what it decides (${testEngine})`, () => {
         "INSERT INTO stock_ledger (activity_id, sku_id, delta, available_after, reason, operator) VALUES (?, ?, 0, 5, ?, 'dba')",
         [activityId, skuIds[0], `note ${i}`],
       ]),
-      [
-        `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
-         VALUES (?, ?, ?, ?, 'PENDING', 1999, 'EUR', NOW(3), NOW(3) + INTERVAL 1 HOUR)`,
-        [`dba-${activityId}`, activityId, skuIds[0], input.userId],
-      ],
+      [orderBySql, [`dba-${activityId}`, activityId, skuIds[0], input.userId]],
     ]);
     const decision = placeOrder(pool, input).catch((error: unknown) => error);
     try {
@@ -212,11 +208,7 @@ describe(`a decision locks only what it decides (${testEngine})`, () => {
     // Another instance's decision for buyer 2's key, not yet committed when this batch reads who is new,
     // committed while its insert waits on that key.
     const other = await openTransaction([
-      [
-        `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
-         VALUES (?, ?, ?, ?, 'PENDING', 1999, 'EUR', NOW(3), NOW(3) + INTERVAL 1 HOUR)`,
-        [buyers[1].requestId, activityId, skuIds[0], buyers[1].userId],
-      ],
+      [orderBySql, [buyers[1].requestId, activityId, skuIds[0], buyers[1].userId]],
     ]);
     const decisions = placeOrders(pool, buyers);
     await untilLockWait(buyers[1].requestId);
