@@ -12,7 +12,7 @@ import type { Pool } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeAllExpiredOrders, closeOrder } from "./lifecycle.ts";
 import { createPool } from "./pool.ts";
-import { type PurchaseDecision, placeOrder, placeOrders } from "./purchase.ts";
+import { DecisionConflictError, type PurchaseDecision, placeOrder, placeOrders } from "./purchase.ts";
 
 describe("the purchase decision in SQL, on the database alone", () => {
   let pool: Pool;
@@ -148,6 +148,12 @@ describe("the purchase decision in SQL, on the database alone", () => {
     ]);
     // When no SKU of the batch can take its buyers, nothing is committed: each is decided alone.
     expect(await placeOrders(pool, [buyer(short, 6), buyer(short, 7)])).toEqual([undefined, undefined]);
+    // A SKU with no unit left refuses all its buyers in the batch: none needs a transaction of their own.
+    await placeOrder(pool, buyer(short, 8));
+    expect(await placeOrders(pool, [buyer(short, 9), buyer(short, 10)])).toEqual([
+      { kind: "sold_out" },
+      { kind: "sold_out" },
+    ]);
   });
 
   it("lets an error that is not a duplicate key surface, with nothing committed", async () => {
@@ -288,6 +294,8 @@ describe("the purchase decision in SQL, on the database alone", () => {
       ]);
       const failure = await failureOf(buy(1));
       expect(failure).toBeInstanceOf(Error);
+      // Run again while the row stayed locked, then given up on as a conflict, not a database down.
+      expect(failure).toBeInstanceOf(DecisionConflictError);
       // Whatever the client was told, the server must not still be waiting to run (and commit) it.
       const [waiting] = await admin.query(
         "SELECT COUNT(*) AS n FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'",

@@ -373,6 +373,31 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
     }
   });
 
+  it("a stock row held past the decision's retries is a 503 that says so, told apart from a database down, and frees the reservation", async () => {
+    const s = await sale(5);
+    const blocker = await pool.getConnection();
+    try {
+      // A DBA's transaction holds the stock row longer than every attempt of the decision waits.
+      await blocker.query("START TRANSACTION");
+      await blocker.query("SELECT * FROM sale_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE", [
+        s.ids.activityId,
+        s.ids.skuId,
+      ]);
+      const { purchases, seen } = service();
+      expect(await purchases.purchase(s.request(1))).toEqual(refusals.contended);
+      expect(await s.reservations()).toBe(0);
+      expect(seen).toMatchObject({
+        transactions: ["failed"],
+        reservations: 0,
+        failures: ["database decide-contended"],
+      });
+    } finally {
+      await blocker.query("ROLLBACK");
+      blocker.release();
+    }
+    expect((await skuInDatabase(pool, s.ids.activityId, s.ids.skuId)).available).toBe(5);
+  }, 30_000);
+
   it("a decision whose connection is lost mid-flight is an unknown outcome: 503, and the reservation kept", async () => {
     const s = await sale(5);
     const proxy = await startTcpProxy(Number(new URL(fastDatabaseUrl()).port));
