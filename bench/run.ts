@@ -1,4 +1,7 @@
-// npm run bench [-- --quick] [-- --only storm,drift,lag,micro,flood,topology,bigstock,catalogue,cdc,openloop] [-- --processes N]
+// npm run bench [-- --quick] [-- --only storm,drift,lag,micro,flood,topology,bigstock,catalogue,cdc,openloop]
+//   [-- --naive] [-- --processes N]
+// One run, one report: bench/results/<start>[-quick][-only-…]/RESULTS.md from this run's results alone, and
+// for a full run bench/RESULTS.md. --naive adds the baselines' naive versions as extra rows.
 
 import { spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
@@ -6,8 +9,15 @@ import { redisClient, withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
 import { down } from "@flashgate/stack";
 import { databaseFacts, machineFacts, stackCpuMs, startBenchStack } from "./lib/env.ts";
-import { benchRun, writeResult, writeResultsMarkdown } from "./lib/report.ts";
-import { type Systems, startFlashgate, startHello, startMysqlOnly, startRedisTruth } from "./lib/systems.ts";
+import { benchRun, runCommit, runFolder, writeReport, writeResult } from "./lib/report.ts";
+import {
+  type RunningSystem,
+  type Systems,
+  startFlashgate,
+  startHello,
+  startMysqlOnly,
+  startRedisTruth,
+} from "./lib/systems.ts";
 import { bigStock } from "./scenarios/bigstock.ts";
 import { catalogue } from "./scenarios/catalogue.ts";
 import { cdcScenario, massExpiry } from "./scenarios/cdc.ts";
@@ -27,6 +37,13 @@ const only =
     ? undefined
     : (args[onlyAt].includes("=") ? args[onlyAt].split("=")[1] : args[onlyAt + 1])?.split(",");
 const wanted = (name: string) => !only || only.includes(name);
+const naive = args.includes("--naive");
+// Every scenario three rounds, the designs' order rotating; a quick run one.
+const rounds = quick ? 1 : 3;
+const folder = runFolder({ quick, only });
+// The storm on MariaDB runs in a child process of this run, into its folder; the parent writes the report.
+const child = process.env.FLASHGATE_BENCH_RUN_DIR !== undefined;
+const commit = runCommit();
 // Each design runs as it would be deployed: one server process per core, load spread over them.
 const processesAt = args.indexOf("--processes");
 const processes = processesAt < 0 ? availableParallelism() : Number(args[processesAt + 1]);
@@ -41,54 +58,104 @@ process.stderr.write(
 // MySQL 8 is what production runs; a run on another engine is kept beside it for comparison.
 const resultName = (scenario: string) => (engine === "mysql" ? scenario : `${scenario}-${engine}`);
 const redis = withScripts(redisClient(env.REDIS_URL));
-const systems: Systems = {
-  flashgate: await startFlashgate(env, processes),
-  mysqlOnly: await startMysqlOnly(env, processes),
-  redisTruth: await startRedisTruth(env, processes),
-  hello: await startHello(),
-};
+const flashgate = await startFlashgate(env, processes);
+const baselines: RunningSystem[] = [
+  await startMysqlOnly(env, processes),
+  await startRedisTruth(env, processes, "everysec"),
+  await startRedisTruth(env, processes, "always"),
+  ...(naive
+    ? [await startMysqlOnly(env, processes, true), await startRedisTruth(env, processes, "everysec", true)]
+    : []),
+];
+const systems: Systems = { flashgate, designs: [flashgate, ...baselines], hello: await startHello() };
+const save = (scenario: string, data: object) =>
+  process.stderr.write(`  → ${writeResult(folder, resultName(scenario), { facts, ...data })}\n`);
 
 try {
+  if (wanted("openloop")) {
+    const profile = {
+      ...(quick
+        ? // A coarse search: the quick run's figures are a smoke check, the full run's the measurement.
+          {
+            stepMs: 1000,
+            warmupMs: 500,
+            connections: 500,
+            catalogue: { skus: 200, zipf: 1.1 },
+            startRate: 1000,
+            factor: 2,
+            resolution: 0.25,
+          }
+        : {
+            stepMs: 2000,
+            warmupMs: 1000,
+            connections: 1000,
+            catalogue: { skus: 1000, zipf: 1.1 },
+            startRate: 500,
+            factor: 1.3,
+            resolution: 0.05,
+          }),
+      rounds,
+      maxRate: 40_000,
+      stormUnitShare: 0.01,
+    };
+    process.stderr.write(`▸ open loop ${JSON.stringify(profile)}\n`);
+    save("openloop", await openLoop(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
+  }
   if (wanted("storm")) {
     const profile = {
       ...(quick
-        ? { units: 200, requests: 20_000, users: 5_000, connections: 100 }
+        ? { units: 200, requests: 10_000, users: 5_000, connections: 100 }
         : { units: 1000, requests: 100_000, users: 20_000, connections: 100 }),
       processesPerSystem: processes,
+      rounds,
     };
     process.stderr.write(`▸ storm ${JSON.stringify(profile)}\n`);
-    process.stderr.write(
-      `  → ${writeResult(resultName("storm"), { facts, ...(await storm(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,
-    );
+    save("storm", await storm(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
+  }
+  if (wanted("bigstock")) {
+    const profile = {
+      ...(quick
+        ? { units: 5_000, requests: 15_000, users: 7_500 }
+        : { units: 100_000, requests: 300_000, users: 150_000 }),
+      connections: 100,
+      rounds,
+    };
+    process.stderr.write(`▸ big stock ${JSON.stringify(profile)}\n`);
+    save("bigstock", await bigStock(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
+  }
+  if (wanted("catalogue")) {
+    const profile = {
+      ...(quick
+        ? { skus: 100, unitsPerSku: 50, requests: 20_000, users: 10_000 }
+        : { skus: 1000, unitsPerSku: 100, requests: 200_000, users: 100_000 }),
+      connections: 100,
+      zipf: 1.1,
+      rounds,
+    };
+    process.stderr.write(`▸ catalogue ${JSON.stringify(profile)}\n`);
+    save("catalogue", await catalogue(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
   }
   if (wanted("drift")) {
     process.stderr.write("▸ drift\n");
-    process.stderr.write(
-      `  → ${writeResult(resultName("drift"), { facts, ...(await driftScenario(systems, pool, redis, env.AUTH_JWT_SECRET, quick ? 10 : 30)) })}\n`,
-    );
-  }
-  if (wanted("lag")) {
-    process.stderr.write("▸ CDC lag\n");
-    process.stderr.write(
-      `  → ${writeResult(resultName("lag"), { facts, ...(await lagScenario(pool, systems.flashgate.maintainerUrls, [250, 500, 1000, 2000], quick ? 5 : 15)) })}\n`,
-    );
+    save("drift", await driftScenario(systems, pool, redis, env.AUTH_JWT_SECRET, quick ? 5 : 15, rounds));
   }
   if (wanted("micro")) {
     process.stderr.write("▸ micro ceilings\n");
-    process.stderr.write(
-      `  → ${writeResult(resultName("micro"), { facts, ...(await microScenario(systems, pool, redis, env.REDIS_URL, env.AUTH_JWT_SECRET, quick ? 20_000 : 60_000)) })}\n`,
+    save(
+      "micro",
+      await microScenario(systems, pool, redis, env.REDIS_URL, env.AUTH_JWT_SECRET, quick ? 10_000 : 60_000),
     );
   }
   if (wanted("flood")) {
     const profile = quick
       ? {
           units: 200,
-          requests: 10_000,
-          users: 5_000,
+          requests: 5_000,
+          users: 2_500,
           connections: 100,
           floodConnections: 2_000,
           floodThinkMs: 1000,
-          rounds: 2,
+          rounds: 1,
         }
       : {
           units: 500,
@@ -100,11 +167,31 @@ try {
           rounds: 3,
         };
     process.stderr.write(`▸ flood of unknown-SKU views beside a sale ${JSON.stringify(profile)}\n`);
+    save("flood", await floodScenario(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
+  }
+  if (wanted("cdc")) {
+    const profile = quick
+      ? { orders: 10_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 }
+      : { orders: 200_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 };
+    const expiry = quick
+      ? { orders: 2_000, skus: 20, buyersPerSecond: 500, buyingMs: 8_000 }
+      : { orders: 50_000, skus: 100, buyersPerSecond: 2000, buyingMs: 120_000 };
     process.stderr.write(
-      `  → ${writeResult(resultName("flood"), { facts, ...(await floodScenario(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,
+      `▸ CDC throughput ${JSON.stringify(profile)}, then a deadline ${JSON.stringify(expiry)}\n`,
+    );
+    const burst = await cdcScenario(systems, pool, env, profile, () => stackCpuMs(ctx));
+    const deadline = await massExpiry(systems, pool, redis, env.AUTH_JWT_SECRET, expiry);
+    save("cdc", { ...burst, deadline });
+  }
+  if (wanted("lag")) {
+    process.stderr.write("▸ CDC lag\n");
+    save(
+      "lag",
+      await lagScenario(pool, systems.flashgate.maintainerUrls, [250, 500, 1000, 2000], quick ? 3 : 15),
     );
   }
-  if (wanted("topology")) {
+  // A second whole stack takes minutes to start: the quick run leaves it out unless asked for.
+  if (only ? wanted("topology") : !quick) {
     const profile = {
       ...(quick
         ? { units: 200, requests: 10_000, users: 5_000, rounds: 2, lagSeconds: 5 }
@@ -139,7 +226,7 @@ try {
         },
         profile,
       );
-      process.stderr.write(`  → ${writeResult(resultName("topology"), { facts, ...result })}\n`);
+      save("topology", result);
     } finally {
       await clusterFlashgate.stop();
       await clusterPool.end();
@@ -147,78 +234,32 @@ try {
       if (process.env.FLASHGATE_KEEP_BENCH_STACK !== "1") await down(cluster.ctx);
     }
   }
-  if (wanted("bigstock")) {
-    const profile = quick
-      ? { units: 10_000, requests: 30_000, users: 15_000, connections: 100 }
-      : { units: 100_000, requests: 300_000, users: 150_000, connections: 100 };
-    process.stderr.write(`▸ big stock ${JSON.stringify(profile)}\n`);
-    process.stderr.write(
-      `  → ${writeResult(resultName("bigstock"), { facts, ...(await bigStock(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,
-    );
-  }
-  if (wanted("catalogue")) {
-    const profile = {
-      ...(quick
-        ? { skus: 200, unitsPerSku: 50, requests: 40_000, users: 20_000 }
-        : { skus: 1000, unitsPerSku: 100, requests: 200_000, users: 100_000 }),
-      connections: 100,
-      zipf: 1.1,
-    };
-    process.stderr.write(`▸ catalogue ${JSON.stringify(profile)}\n`);
-    process.stderr.write(
-      `  → ${writeResult(resultName("catalogue"), { facts, ...(await catalogue(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,
-    );
-  }
-  if (wanted("cdc")) {
-    const profile = quick
-      ? { orders: 40_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 }
-      : { orders: 200_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 };
-    const expiry = quick
-      ? { orders: 10_000, skus: 100, buyersPerSecond: 1000, buyingMs: 20_000 }
-      : { orders: 50_000, skus: 100, buyersPerSecond: 2000, buyingMs: 120_000 };
-    process.stderr.write(
-      `▸ CDC throughput ${JSON.stringify(profile)}, then a deadline ${JSON.stringify(expiry)}\n`,
-    );
-    const burst = await cdcScenario(systems, pool, env, profile, () => stackCpuMs(ctx));
-    const deadline = await massExpiry(systems, pool, redis, env.AUTH_JWT_SECRET, expiry);
-    process.stderr.write(`  → ${writeResult(resultName("cdc"), { facts, ...burst, deadline })}\n`);
-  }
-  if (wanted("openloop")) {
-    const profile = {
-      ...(quick
-        ? { rounds: 1, stepMs: 2000, warmupMs: 1000, connections: 500, catalogue: { skus: 200, zipf: 1.1 } }
-        : {
-            rounds: 3,
-            stepMs: 3000,
-            warmupMs: 1000,
-            connections: 1000,
-            catalogue: { skus: 1000, zipf: 1.1 },
-          }),
-      startRate: quick ? 300 : 500,
-      factor: 1.3,
-      maxRate: 40_000,
-      stormUnitShare: 0.01,
-    };
-    process.stderr.write(`▸ open loop ${JSON.stringify(profile)}\n`);
-    process.stderr.write(
-      `  → ${writeResult(resultName("openloop"), { facts, ...(await openLoop(systems, pool, redis, env.AUTH_JWT_SECRET, profile)) })}\n`,
-    );
-  }
-  writeResultsMarkdown();
-  process.stderr.write("bench/RESULTS.md updated\n");
 } finally {
-  for (const system of Object.values(systems)) await system.stop();
+  for (const system of [...systems.designs, systems.hello]) await system.stop();
   await pool.end();
   redis.disconnect();
   if (process.env.FLASHGATE_KEEP_BENCH_STACK !== "1") await down(ctx);
 }
-// The engines' ratio is only taken within one run: the storm on MariaDB follows, on its own bench stack.
-if (wanted("storm") && engine === "mysql" && !process.env.FLASHGATE_BENCH_RUN) {
+// The engines' ratio is only taken within one run: the storm on MariaDB follows, on its own bench stack
+// (not in a quick run, unless the storm is asked for by name).
+if ((only ? wanted("storm") : !quick) && engine === "mysql" && !child) {
   const mariadb = spawnSync(
     process.execPath,
     [process.argv[1], "--only", "storm", ...(quick ? ["--quick"] : []), "--processes", String(processes)],
-    { stdio: "inherit", env: { ...process.env, FLASHGATE_DB: "mariadb", FLASHGATE_BENCH_RUN: benchRun } },
+    {
+      stdio: "inherit",
+      env: {
+        ...process.env,
+        FLASHGATE_DB: "mariadb",
+        FLASHGATE_BENCH_RUN: benchRun,
+        FLASHGATE_BENCH_RUN_DIR: folder,
+      },
+    },
   );
   if (mariadb.status !== 0) process.exit(mariadb.status ?? 1);
 }
+if (!child)
+  process.stderr.write(
+    `report: ${writeReport(folder, { quick, only, naive, startedAt: benchRun, commit })}${quick || only ? "" : " and bench/RESULTS.md"}\n`,
+  );
 process.exit(0);

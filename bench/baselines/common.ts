@@ -26,3 +26,12 @@ export const env = (name: string) => {
   if (!value) throw new Error(`${name} is required`);
   return value;
 };
+
+/** The API's problem code for each refusal a MySQL decision gives. */
+export const refusalCode = {
+  sold_out: "SOLD_OUT",
+  already_purchased: "ALREADY_PURCHASED",
+  key_reused: "IDEMPOTENCY_KEY_REUSED",
+  not_open: "ACTIVITY_NOT_OPEN",
+  unknown_sku: "NOT_FOUND",
+} as const;

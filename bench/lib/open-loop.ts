@@ -180,14 +180,18 @@ export interface Ceiling {
 /**
  * Steps the offered rate up by `factor` from `startRate` until a rate breaks the bounds twice in a row
  * (its `measured` outcomes' p99 above `p99Ms`, or more than `maxErrorShare` of its requests failed or
- * timed out): the last rate that held is the design's sustained rate. `step` runs one rate on whatever fresh state
- * it needs (a sale big enough to last the step) and returns the load's result.
+ * timed out), then bisects between the last rate that held and that one until they are within
+ * `resolution` of each other: the highest rate that held is the design's sustained rate, at most
+ * `resolution` below the true one. `step` runs one rate on whatever fresh state it needs (a sale big
+ * enough to last the step) and returns the load's result.
  */
 export async function findCeiling(
   step: (rate: number) => Promise<OpenLoadResult>,
   bounds: {
     startRate: number;
     factor: number;
+    /** How close the bisection brings the highest rate that held and the lowest that broke (0.05: 5 %). */
+    resolution: number;
     maxRate: number;
     p99Ms: number;
     maxErrorShare: number;
@@ -198,8 +202,7 @@ export async function findCeiling(
   },
 ): Promise<Ceiling> {
   const steps: Ceiling["steps"] = [];
-  let sustained = 0;
-  for (let rate = bounds.startRate; rate <= bounds.maxRate; ) {
+  const run = async (rate: number): Promise<boolean> => {
     const result = await step(rate);
     const measured = Object.entries(result.latencies)
       .filter(([label]) => bounds.measured(label))
@@ -227,14 +230,26 @@ export async function findCeiling(
     process.stderr.write(
       `    ${rate}/s: p50 ${steps.at(-1)?.p50Ms} ms, p99 ${steps.at(-1)?.p99Ms} ms, errors ${errorShare} ${held ? "✓" : "✗"}\n`,
     );
-    if (held) {
-      sustained = rate;
-      rate = Math.round(rate * bounds.factor);
-      continue;
+    return held;
+  };
+  // One broken step may be a hiccup of the machine (a collector's pause, a stalled sync): the same rate
+  // runs once more, and only a second break in a row counts.
+  const holds = async (rate: number) => (await run(rate)) || (await run(rate));
+
+  let sustained = 0;
+  let broken: number | undefined;
+  for (let rate = bounds.startRate; rate <= bounds.maxRate; rate = Math.round(rate * bounds.factor)) {
+    if (!(await holds(rate))) {
+      broken = rate;
+      break;
     }
-    // One broken step may be a hiccup of the machine (a collector's pause, a stalled sync): the same
-    // rate runs once more, and only a second break in a row ends the search.
-    if (steps.at(-2)?.offeredPerSecond === rate) break;
+    sustained = rate;
+  }
+  // Below the first rate there is nothing to bisect: the figure is "below startRate".
+  while (sustained > 0 && broken !== undefined && (broken - sustained) / sustained > bounds.resolution) {
+    const rate = Math.round((sustained + broken) / 2);
+    if (await holds(rate)) sustained = rate;
+    else broken = rate;
   }
   return { sustainedPerSecond: sustained, steps };
 }

@@ -4,9 +4,14 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { repoRoot } from "@flashgate/stack";
 import { freePort } from "@flashgate/testkit";
+import { startRedisServer } from "./redis-server.ts";
+
+/** The three designs a bench compares; a design may run in several variants (a stronger, a more durable). */
+type Design = "flashgate" | "mysql-only" | "redis-as-truth";
 
 export interface RunningSystem {
   name: string;
+  design: Design | "hello";
   /** The first process: for one-process measurements. */
   url: string;
   /** Every process of the design, each on its own port; a load spreads its connections over them. */
@@ -63,6 +68,7 @@ export function cpuMsOf(pid: number | undefined): number {
 /** `processes` copies of one server, as a deployment runs one per core behind a balancer. */
 async function startProcesses(
   name: string,
+  design: RunningSystem["design"],
   entry: string,
   env: Record<string, string>,
   readyPath: string,
@@ -72,6 +78,7 @@ async function startProcesses(
   for (let i = 0; i < processes; i++) started.push(await startProcess(name, entry, env, readyPath));
   return {
     name,
+    design,
     url: started[0].url,
     urls: started.map((process) => process.url),
     cpuMs: () => cpuMsOf(started[0].child.pid),
@@ -81,9 +88,13 @@ async function startProcesses(
   };
 }
 
-/** `processes` APIs and `maintainers` cache-maintainers (one consumer group) over one stack. */
+/**
+ * `processes` APIs and `maintainers` cache-maintainers (one consumer group) over one stack, as deployed:
+ * every background task (drift check, order expiry, the CDC supervisor, the sold-out snapshot's refresh)
+ * at its default.
+ */
 export async function startFlashgate(env: Record<string, string>, processes: number, maintainers = 1) {
-  const maintainerEnv = { ...env, DRIFT_INTERVAL_MS: "0", EXPIRY_INTERVAL_MS: "0" };
+  const maintainerEnv = { ...env };
   const started: Awaited<ReturnType<typeof startProcess>>[] = [];
   for (let i = 0; i < maintainers; i++)
     started.push(
@@ -91,7 +102,7 @@ export async function startFlashgate(env: Record<string, string>, processes: num
     );
   /**
    * Stops the maintainers (what CDC writes waits in Kafka); the returned call starts them again on their
-   * ports, with `overrides` of their settings (order expiry, off in the bench, for a deadline).
+   * ports, with `overrides` of their settings.
    */
   async function pauseMaintainers() {
     const ports = started.map((maintainer) => maintainer.port);
@@ -111,10 +122,12 @@ export async function startFlashgate(env: Record<string, string>, processes: num
   }
   const api = await startProcesses(
     "flashgate",
+    "flashgate",
     "apps/purchase-api/src/main.ts",
-    // Every bench client connects from 127.0.0.1, as clients behind one proxy do: the per-address cap
-    // (1,000) would refuse the flood's thousands of viewers as one greedy client.
-    { ...env, RATE_LIMIT: "20", HTTP_MAX_CONNECTIONS_PER_ADDRESS: "10000" },
+    // Every bench client connects from 127.0.0.1, as clients behind one proxy do, and a deployment behind
+    // a proxy raises the per-address cap (1,000) as this does: else the flood's thousands of viewers would
+    // be refused as one greedy client. Every other setting is the default a deployment runs.
+    { ...env, HTTP_MAX_CONNECTIONS_PER_ADDRESS: "10000" },
     "/readyz",
     processes,
   );
@@ -135,16 +148,58 @@ export async function startFlashgate(env: Record<string, string>, processes: num
   };
 }
 
-export const startMysqlOnly = (env: Record<string, string>, processes: number) =>
-  startProcesses("mysql-only", "bench/baselines/mysql-only.ts", env, "/stats", processes);
-export const startRedisTruth = (env: Record<string, string>, processes: number) =>
-  startProcesses("redis-as-truth", "bench/baselines/redis-truth.ts", env, "/stats", processes);
-export const startHello = () => startProcesses("node:http hello", "bench/baselines/hello.ts", {}, "/", 1);
+/** MySQL-only at its strongest: group commit and a memory of sold-out SKUs (`naive`: a transaction per request). */
+export const startMysqlOnly = (env: Record<string, string>, processes: number, naive = false) =>
+  startProcesses(
+    naive ? "mysql-only, naive" : "mysql-only",
+    "mysql-only",
+    naive ? "bench/baselines/mysql-only.ts" : "bench/baselines/mysql-group-commit.ts",
+    env,
+    "/stats",
+    processes,
+  );
+
+/**
+ * Redis-as-truth on a Redis of its own that syncs its append-only file `appendfsync` (everysec as the
+ * design is deployed, always as durable as MySQL), with the in-process sold-out marker of the same life
+ * as flashgate's sold-out snapshot (`naive`: without it).
+ */
+export async function startRedisTruth(
+  env: Record<string, string>,
+  processes: number,
+  appendfsync: "everysec" | "always",
+  naive = false,
+): Promise<RunningSystem> {
+  const redis = await startRedisServer(env.FLASHGATE_HOME, appendfsync);
+  const name = naive
+    ? "redis-as-truth, naive"
+    : appendfsync === "always"
+      ? "redis-as-truth, fsync always"
+      : "redis-as-truth";
+  const system = await startProcesses(
+    name,
+    "redis-as-truth",
+    "bench/baselines/redis-truth.ts",
+    { ...env, REDIS_URL: redis.url, SOLD_OUT_MARK_MS: naive ? "0" : "250" },
+    "/stats",
+    processes,
+  );
+  return {
+    ...system,
+    stop: async () => {
+      await system.stop();
+      await redis.stop();
+    },
+  };
+}
+
+export const startHello = () =>
+  startProcesses("node:http hello", "hello", "bench/baselines/hello.ts", {}, "/", 1);
 
 /** The designs a bench run compares, each running on the bench stack. */
 export interface Systems {
   flashgate: Awaited<ReturnType<typeof startFlashgate>>;
-  mysqlOnly: RunningSystem;
-  redisTruth: RunningSystem;
+  /** flashgate and every baseline a scenario compares it with, in the order of a round's first turn. */
+  designs: RunningSystem[];
   hello: RunningSystem;
 }

@@ -6,7 +6,7 @@ import { latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import type { Systems } from "../lib/systems.ts";
 import { lagBetween, scrape } from "./lag.ts";
-import { openSale, warmedDesigns } from "./open-sale.ts";
+import { designRounds, openSale } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";
 
 export interface BigStockProfile {
@@ -14,6 +14,7 @@ export interface BigStockProfile {
   requests: number;
   users: number;
   connections: number;
+  rounds: number;
 }
 
 /** When `done` came to hold (ms on the load's clock, polled every 100 ms), or null after `timeoutMs`. */
@@ -48,11 +49,18 @@ export async function bigStock(
     connections: profile.connections,
   };
   const results = [];
-  for await (const system of warmedDesigns(systems, pool, redis, secret, warmUpSize)) {
-    const sale = await openSale(systems, system, pool, redis, profile.units);
+  for await (const { round, place, system } of designRounds(
+    systems,
+    pool,
+    redis,
+    secret,
+    warmUpSize,
+    profile.rounds,
+  )) {
+    const sale = await openSale(system, pool, redis, profile.units);
     const transactionsBefore = await transactionsOf(systems, system);
     const maintainerBefore = await scrape(systems.flashgate.maintainerUrls);
-    process.stderr.write(`  big stock: ${system.name}, ${profile.requests} requests…\n`);
+    process.stderr.write(`  big stock, round ${round}: ${system.name}, ${profile.requests} requests…\n`);
     let lastCreatedMs = 0;
     const started = performance.now();
     const clock = () => performance.now() - started;
@@ -92,6 +100,9 @@ export async function bigStock(
     const transactions = (await transactionsOf(systems, system)) - transactionsBefore;
     results.push({
       system: system.name,
+      design: system.design,
+      round,
+      place,
       requests: load.requests,
       requestsPerSecond: Math.round(load.perSecond),
       errors: load.errors,

@@ -7,7 +7,7 @@ import { type LoadResult, latencySummary, percentile, runLoad } from "../lib/loa
 import { createCatalogue, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
 import { lagBetween, scrape } from "./lag.ts";
-import { cachedSale, warmedDesigns } from "./open-sale.ts";
+import { cachedSale, designRounds } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";
 
 export interface CatalogueProfile {
@@ -94,7 +94,6 @@ async function skuMemory(redis: FlashgateRedis, activityId: number, skus: number
 
 /** The catalogue made ready the way each design does it: CDC for flashgate, a copy for Redis-as-truth. */
 export async function openCatalogue(
-  systems: Systems,
   system: RunningSystem,
   pool: Pool,
   redis: FlashgateRedis,
@@ -102,9 +101,9 @@ export async function openCatalogue(
 ) {
   const { activityId } = newSale();
   await createCatalogue(pool, activityId, profile.skus, profile.unitsPerSku);
-  if (system === systems.flashgate && !(await allCached(pool, redis, activityId, profile.skus, 120_000)))
+  if (system.design === "flashgate" && !(await allCached(pool, redis, activityId, profile.skus, 120_000)))
     throw new Error("the catalogue never reached the cache");
-  if (system === systems.redisTruth)
+  if (system.design === "redis-as-truth")
     for (const url of system.urls)
       for (let skuId = 1; skuId <= profile.skus; skuId++)
         await fetch(`${url}/admin/load/${activityId}/${skuId}`, { method: "POST" });
@@ -122,7 +121,7 @@ export async function catalogue(
   pool: Pool,
   redis: FlashgateRedis,
   secret: string,
-  profile: CatalogueProfile,
+  profile: CatalogueProfile & { rounds: number },
 ) {
   const tokens = mintTokens(secret, profile.users, 50_000_000);
   const { skuOf, userOf } = demand(profile);
@@ -143,8 +142,8 @@ export async function catalogue(
   };
   const results = [];
   const run = { systems, pool, redis, profile, tokens, skuOf, userOf };
-  for await (const system of warmedDesigns(systems, pool, redis, secret, warmUpSize))
-    results.push(await sellCatalogue(run, system));
+  for await (const turn of designRounds(systems, pool, redis, secret, warmUpSize, profile.rounds))
+    results.push({ round: turn.round, place: turn.place, ...(await sellCatalogue(run, turn.system)) });
   // One account sending a key it used on one SKU to the others, as fast as the rate limit lets it.
   const [looper] = mintTokens(secret, 1, 90_000_000);
   results.push(await sellCatalogue(run, systems.flashgate, looper));
@@ -185,7 +184,7 @@ const answerCounts = (load: LoadResult) =>
  */
 async function sellCatalogue(run: CatalogueRun, system: RunningSystem, looper?: string) {
   const { systems, pool, redis, profile, tokens, skuOf, userOf } = run;
-  const activityId = await openCatalogue(systems, system, pool, redis, profile);
+  const activityId = await openCatalogue(system, pool, redis, profile);
   const memoryLoaded = system === systems.flashgate ? await skuMemory(redis, activityId, profile.skus) : 0;
   const maintainerBefore = await scrape(systems.flashgate.maintainerUrls);
   const transactionsBefore = await transactionsOf(systems, system);
@@ -262,6 +261,7 @@ async function sellCatalogue(run: CatalogueRun, system: RunningSystem, looper?: 
   const memoryAfter = system === systems.flashgate ? await skuMemory(redis, activityId, profile.skus) : 0;
   return {
     system: looper ? `${system.name}, one user looping a reused key` : system.name,
+    design: system.design,
     requests: load.requests,
     requestsPerSecond: Math.round(load.perSecond),
     errors: load.errors,

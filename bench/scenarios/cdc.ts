@@ -259,10 +259,11 @@ export async function massExpiry(
       connection.release();
     }
   }
-  await resume();
+  // Expiry held off until the cache has the sale; then the maintainers as deployed (expiry every second).
+  await resume({ EXPIRY_INTERVAL_MS: "0" });
   if (!(await allCached(pool, redis, activityId, profile.skus, 180_000)))
     throw new Error("the sold-out sale never reached the cache");
-  await systems.flashgate.restartMaintainers({ EXPIRY_INTERVAL_MS: "1000" });
+  await systems.flashgate.restartMaintainers();
 
   // The buyers after the deadline: users of their own, told apart from the expired orders' by id.
   const newBuyers = 70_000_000;
@@ -302,8 +303,6 @@ export async function massExpiry(
   );
   await watching;
   const cdc = lagBetween(before, await scrape(systems.flashgate.maintainerUrls));
-  // Expiry off again, as every other scenario runs.
-  await systems.flashgate.restartMaintainers();
   const { resold, closed } = await newOrders();
   return {
     profile,

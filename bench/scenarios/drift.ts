@@ -4,7 +4,8 @@ import type { Pool, RowDataPacket } from "mysql2/promise";
 import { runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import type { Systems } from "../lib/systems.ts";
-import { openSale } from "./open-sale.ts";
+import { designRounds, openSale } from "./open-sale.ts";
+import { redisTruthStock } from "./storm.ts";
 
 /**
  * During a sale: a raw-SQL restock of 100 units, 50 orders closed in SQL (each returning its unit) and
@@ -16,10 +17,12 @@ export async function driftScenario(
   redis: FlashgateRedis,
   secret: string,
   windowS: number,
+  rounds: number,
 ) {
   const results = [];
-  for (const system of [systems.flashgate, systems.redisTruth, systems.mysqlOnly]) {
-    const sale = await openSale(systems, system, pool, redis, 200);
+  const warmUp = { units: 20, requests: 100, connections: 10 };
+  for await (const { round, place, system } of designRounds(systems, pool, redis, secret, warmUp, rounds)) {
+    const sale = await openSale(system, pool, redis, 200);
     const first = mintTokens(secret, 400, 20_000_000);
     await runLoad(system.urls, 400, 20, (i) => purchaseRequest(sale, first[i], `d1-${sale.activityId}-${i}`));
     // Every sale in MySQL first (Redis-as-truth writes its orders asynchronously).
@@ -60,16 +63,12 @@ export async function driftScenario(
     // New buyers keep arriving; measure when the returned units have sold.
     const buyers = mintTokens(secret, 20_000, 30_000_000);
     let sellOutMs: number | null = null;
-    let round = 0;
+    let wave = 0;
     while (Date.now() - editedAt < windowS * 1000) {
       await runLoad(system.urls, 200, 10, (i) =>
-        purchaseRequest(
-          sale,
-          buyers[(round * 200 + i) % buyers.length],
-          `d2-${sale.activityId}-${round}-${i}`,
-        ),
+        purchaseRequest(sale, buyers[(wave * 200 + i) % buyers.length], `d2-${sale.activityId}-${wave}-${i}`),
       );
-      round += 1;
+      wave += 1;
       if ((await unitsSold(pool, sale)) >= target && sellOutMs === null) sellOutMs = Date.now() - editedAt;
       if (sellOutMs !== null) break;
     }
@@ -78,19 +77,17 @@ export async function driftScenario(
 
     let drift: { available: number; price: number | null } | null = null;
     const dbAvailable = await databaseAvailable(pool, sale);
-    if (system === systems.flashgate) {
+    if (system.design === "flashgate") {
       const hash = await redis.hmget(skuKeys(sale.activityId, sale.skuId).sku, "available", "price_cents");
       drift = { available: Math.abs(Number(hash[0]) - dbAvailable), price: Math.abs(Number(hash[1]) - 1100) };
-    } else if (system === systems.redisTruth) {
-      drift = {
-        available: Math.abs(
-          Number(await redis.get(`rt:{${sale.activityId}:${sale.skuId}}:stock`)) - dbAvailable,
-        ),
-        price: null,
-      };
+    } else if (system.design === "redis-as-truth") {
+      drift = { available: Math.abs((await redisTruthStock(system, sale)) - dbAvailable), price: null };
     }
     results.push({
       system: system.name,
+      design: system.design,
+      round,
+      place,
       returnedUnits: 150,
       unitsSold: await unitsSold(pool, sale),
       target,
@@ -98,5 +95,5 @@ export async function driftScenario(
       driftAfterWindow: drift,
     });
   }
-  return { windowS, results };
+  return { windowS, rounds, results };
 }

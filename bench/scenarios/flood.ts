@@ -63,14 +63,14 @@ export async function floodScenario(
   const rounds: Record<string, unknown>[] = [];
   let firstUser = 40_000_000;
   // An uncounted sale first, as in the storm: the first measured condition must not pay for warming up.
-  const warmUp = await openSale(systems, system, pool, redis, profile.units);
+  const warmUp = await openSale(system, pool, redis, profile.units);
   const warmUpTokens = mintTokens(secret, profile.users, 39_000_000);
   await runLoad(system.urls, profile.requests, profile.connections, (i) =>
     purchaseRequest(warmUp, warmUpTokens[i % profile.users], `flood-warm-${warmUp.activityId}-${i}`),
   );
   for (let round = 0; round < profile.rounds; round++) {
     for (const condition of [...conditions.slice(round % 3), ...conditions.slice(0, round % 3)]) {
-      const sale = await openSale(systems, system, pool, redis, profile.units);
+      const sale = await openSale(system, pool, redis, profile.units);
       const tokens = mintTokens(secret, profile.users, firstUser);
       firstUser += profile.users;
       const stopFlood =

@@ -3,10 +3,10 @@ import type { Pool } from "mysql2/promise";
 import { machineSettled } from "../lib/env.ts";
 import type { LoadRequest } from "../lib/load.ts";
 import { type Ceiling, findCeiling, runOpenLoad } from "../lib/open-loop.ts";
-import { mintTokens, purchaseRequest } from "../lib/sale.ts";
+import { mintTokens, purchaseRequest, retireSales } from "../lib/sale.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
 import { type CatalogueProfile, demand, openCatalogue } from "./catalogue.ts";
-import { openSale, warmedDesigns } from "./open-sale.ts";
+import { designRounds, openSale } from "./open-sale.ts";
 
 export interface OpenLoopProfile {
   rounds: number;
@@ -15,6 +15,8 @@ export interface OpenLoopProfile {
   warmupMs: number;
   startRate: number;
   factor: number;
+  /** Past the first broken step, the rate is bisected until the bounds are this close (0.05: 5 %). */
+  resolution: number;
   maxRate: number;
   connections: number;
   /** The storm's units as a share of its step's arrivals: a flood of buyers for a few units. */
@@ -40,11 +42,14 @@ export async function openLoop(
 ) {
   const perStep = Math.ceil((profile.maxRate * (profile.warmupMs + profile.stepMs)) / 1000);
   const tokens = mintTokens(secret, Math.min(perStep, 300_000), 60_000_000);
-  for await (const _ of warmedDesigns(systems, pool, redis, secret, {
-    units: 500,
-    requests: 5000,
-    connections: 100,
-  }));
+  for await (const _ of designRounds(
+    systems,
+    pool,
+    redis,
+    secret,
+    { units: 500, requests: 5000, connections: 100 },
+    1,
+  ));
 
   const catalogueProfile: CatalogueProfile = {
     skus: profile.catalogue.skus,
@@ -64,7 +69,7 @@ export async function openLoop(
       measured: (label) => label === "201" || label.startsWith("409"),
       prepare: async (system, rate) => {
         const units = Math.ceil(arrivals(rate) * profile.stormUnitShare);
-        const sale = await openSale(systems, system, pool, redis, units);
+        const sale = await openSale(system, pool, redis, units);
         return (i) => purchaseRequest(sale, tokens[i % tokens.length], `ol-storm-${sale.activityId}-${i}`);
       },
     },
@@ -72,7 +77,7 @@ export async function openLoop(
     bigstock: {
       measured: (label) => label === "201",
       prepare: async (system, rate) => {
-        const sale = await openSale(systems, system, pool, redis, arrivals(rate));
+        const sale = await openSale(system, pool, redis, arrivals(rate));
         return (i) => purchaseRequest(sale, tokens[i % tokens.length], `ol-big-${sale.activityId}-${i}`);
       },
     },
@@ -80,24 +85,29 @@ export async function openLoop(
     catalogue: {
       measured: (label) => label === "201",
       prepare: async (system) => {
-        const activityId = await openCatalogue(systems, system, pool, redis, catalogueProfile);
+        const activityId = await openCatalogue(system, pool, redis, catalogueProfile);
         return (i) =>
           purchaseRequest({ activityId, skuId: skuOf[i] }, tokens[userOf[i]], `ol-cat-${activityId}-${i}`);
       },
     },
   };
 
-  const designs = [systems.flashgate, systems.redisTruth, systems.mysqlOnly];
-  const results: Record<string, { round: number; order: string[]; ceilings: Record<string, Ceiling> }[]> = {};
+  const designs = systems.designs;
+  type DesignCeiling = Ceiling & { design: RunningSystem["design"] };
+  const results: Record<
+    string,
+    { round: number; order: string[]; ceilings: Record<string, DesignCeiling> }[]
+  > = {};
   for (const [name, scenario] of Object.entries(scenarios)) {
     results[name] = [];
     for (let round = 0; round < profile.rounds; round++) {
       const order = designs.map((_, i) => designs[(i + round) % designs.length]);
-      const ceilings: Record<string, Ceiling> = {};
+      const ceilings: Record<string, DesignCeiling> = {};
       for (const system of order) {
         process.stderr.write(`  open loop, ${name}, round ${round + 1}: ${system.name}\n`);
-        ceilings[system.name] = await findCeiling(
+        const ceiling = await findCeiling(
           async (rate) => {
+            await retireSales(pool);
             const request = await scenario.prepare(system, rate);
             await machineSettled();
             return runOpenLoad(
@@ -115,6 +125,7 @@ export async function openLoop(
           {
             startRate: profile.startRate,
             factor: profile.factor,
+            resolution: profile.resolution,
             maxRate: profile.maxRate,
             p99Ms: 200,
             maxErrorShare: 0.001,
@@ -122,6 +133,7 @@ export async function openLoop(
             failed: (label) => !label.startsWith("2") && !label.startsWith("409"),
           },
         );
+        ceilings[system.name] = { design: system.design, ...ceiling };
       }
       results[name].push({ round: round + 1, order: order.map((s) => s.name), ceilings });
     }

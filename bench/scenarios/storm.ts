@@ -6,14 +6,23 @@ import type { Pool } from "mysql2/promise";
 import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
-import { openSale, warmedDesigns } from "./open-sale.ts";
+import { designRounds, openSale } from "./open-sale.ts";
 
 export interface StormProfile {
   units: number;
   requests: number;
   users: number;
   connections: number;
+  rounds: number;
 }
+
+/** What Redis-as-truth's own Redis says is left of a SKU. */
+export const redisTruthStock = async (system: RunningSystem, sale: { activityId: number; skuId: number }) =>
+  (
+    (await (await fetch(`${system.url}/admin/stock/${sale.activityId}/${sale.skuId}`)).json()) as {
+      available: number;
+    }
+  ).available;
 
 const apiTransactions = async (url: string) =>
   sumOf(
@@ -28,7 +37,7 @@ export const transactionsOf = async (systems: Systems, system: RunningSystem) =>
   return (await Promise.all(system.urls.map(count))).reduce((sum, n) => sum + n, 0);
 };
 
-/** 1,000 units, 100,000 requests from 20,000 users, as fast as the machine allows, for each design. */
+/** 1,000 units, 100,000 requests from 20,000 users, as fast as the machine allows, for each design, each round. */
 export async function storm(
   systems: Systems,
   pool: Pool,
@@ -43,10 +52,17 @@ export async function storm(
     requests: Math.ceil(profile.requests / 10),
     connections: profile.connections,
   };
-  for await (const system of warmedDesigns(systems, pool, redis, secret, warmUpSize)) {
-    const sale = await openSale(systems, system, pool, redis, profile.units);
+  for await (const { round, place, system } of designRounds(
+    systems,
+    pool,
+    redis,
+    secret,
+    warmUpSize,
+    profile.rounds,
+  )) {
+    const sale = await openSale(system, pool, redis, profile.units);
     const before = await transactionsOf(systems, system);
-    process.stderr.write(`  storm: ${system.name}, ${profile.requests} requests…\n`);
+    process.stderr.write(`  storm, round ${round}: ${system.name}, ${profile.requests} requests…\n`);
     const load = await runLoad(system.urls, profile.requests, profile.connections, (i) =>
       purchaseRequest(sale, tokens[i % profile.users], `storm-${sale.activityId}-${i}`),
     );
@@ -72,14 +88,14 @@ export async function storm(
       drift = comparison.equal
         ? 0
         : Math.abs((comparison.cache?.available ?? 0) - (comparison.database?.available ?? 0)) || 1;
-    } else if (system === systems.redisTruth) {
-      drift = Math.abs(
-        Number(await redis.get(`rt:{${sale.activityId}:${sale.skuId}}:stock`)) -
-          (await databaseAvailable(pool, sale)),
-      );
+    } else if (system.design === "redis-as-truth") {
+      drift = Math.abs((await redisTruthStock(system, sale)) - (await databaseAvailable(pool, sale)));
     }
     results.push({
       system: system.name,
+      design: system.design,
+      round,
+      place,
       requests: load.requests,
       requestsPerSecond: Math.round(load.perSecond),
       errors: load.errors,

@@ -1,6 +1,6 @@
 export { driftVerdicts } from "@flashgate/sync";
 export { type BackOffice, createBackOffice } from "./back-office.ts";
-export type { TransactionOutcome } from "./decision-batcher.ts";
+export { createDecisionBatcher, type TransactionOutcome } from "./decision-batcher.ts";
 export { createOverloadGuard, OverloadedError, type OverloadGuard } from "./overload-guard.ts";
 export {
   createPaymentService,

@@ -1,0 +1,96 @@
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { repoRoot } from "@flashgate/stack";
+import { describe, expect, it } from "vitest";
+import { writeReport } from "./report.ts";
+import { roundRatios } from "./sections.ts";
+
+const ceiling = (design: string, sustainedPerSecond: number) => ({ design, sustainedPerSecond, steps: [] });
+
+/** An open loop of two rounds, flashgate beside two variants of Redis-as-truth and one MySQL-only. */
+const openLoop = {
+  profile: {
+    connections: 10,
+    startRate: 100,
+    factor: 1.3,
+    stepMs: 1000,
+    warmupMs: 0,
+    stormUnitShare: 0.01,
+    catalogue: { skus: 5, zipf: 1.1 },
+  },
+  results: {
+    storm: [
+      {
+        round: 1,
+        order: ["flashgate", "redis-as-truth", "redis-as-truth, fsync always", "mysql-only"],
+        ceilings: {
+          flashgate: ceiling("flashgate", 6000),
+          "redis-as-truth": ceiling("redis-as-truth", 5000),
+          "redis-as-truth, fsync always": ceiling("redis-as-truth", 2000),
+          "mysql-only": ceiling("mysql-only", 1000),
+        },
+      },
+      {
+        round: 2,
+        order: ["redis-as-truth", "redis-as-truth, fsync always", "mysql-only", "flashgate"],
+        ceilings: {
+          flashgate: ceiling("flashgate", 4000),
+          "redis-as-truth": ceiling("redis-as-truth", 2000),
+          "redis-as-truth, fsync always": ceiling("redis-as-truth", 8000),
+          "mysql-only": ceiling("mysql-only", 500),
+        },
+      },
+    ],
+  },
+};
+
+describe("the bench report", () => {
+  it("takes each ratio within one round, over the strongest variant of the baseline in that round", () => {
+    const rows = [
+      { round: 1, system: "flashgate", design: "flashgate", rate: 60 },
+      { round: 1, system: "b", design: "b", rate: 50 },
+      { round: 1, system: "b, slower", design: "b", rate: 20 },
+      { round: 2, system: "b", design: "b", rate: 10 },
+      { round: 2, system: "flashgate", design: "flashgate", rate: 30 },
+      { round: 2, system: "b, slower", design: "b", rate: 40 },
+    ];
+    expect(roundRatios(rows, "b", (r) => r.rate)).toEqual([1.2, 0.75]);
+    // Lower is better (a latency): the baseline's best over flashgate's.
+    expect(roundRatios(rows, "b", (r) => r.rate, true)).toEqual([20 / 60, 10 / 30]);
+  });
+
+  it("writes a partial run's report from that run's files alone, with the goals it measured, and leaves bench/RESULTS.md alone", () => {
+    const folder = mkdtempSync(join(tmpdir(), "bench-run-"));
+    writeFileSync(
+      join(folder, "openloop.json"),
+      JSON.stringify({ facts: { cpus: "2 × test" }, ...openLoop }),
+    );
+    const results = join(repoRoot, "bench", "RESULTS.md");
+    const before = statSync(results).mtimeMs;
+    const report = readFileSync(
+      writeReport(folder, {
+        quick: false,
+        only: ["openloop"],
+        naive: false,
+        startedAt: "T0",
+        commit: "abc1234",
+      }),
+      "utf8",
+    );
+    expect(statSync(results).mtimeMs).toBe(before);
+    expect(report).toContain("commit abc1234, started T0");
+    expect(report).toContain("cpus 2 × test");
+    // Rounds: 6000 / 5000 = 1.2 and 4000 / 8000 = 0.5 over the strongest Redis-as-truth; the median of two
+    // is the upper one.
+    expect(report).toMatch(
+      /\| storm, open loop: flashgate ÷ the strongest Redis-as-truth \| 1\.20 \(0\.50–1\.20\) \| ≥ 1\.2 \| \*\*met\*\* \|/,
+    );
+    expect(report).toMatch(
+      /\| storm, open loop: flashgate ÷ the strongest MySQL-only \| 8\.00 \(6\.00–8\.00\) \| ≥ 10 \| missed: ×1\.25 to go \|/,
+    );
+    expect(report).toMatch(
+      /\| CDC, whole pipeline, events\/s \| – \| ≥ 20,000 \| not measured in this run \|/,
+    );
+  });
+});
