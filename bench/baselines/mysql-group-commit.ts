@@ -1,9 +1,9 @@
 // Baseline "MySQL-only", as strong as the design allows: no Redis, every buyer decided by MySQL, but
 // buyers who arrive together share a transaction (the same group commit and decision statement as
 // flashgate's, the same durability), and a SKU that MySQL has sold out is answered from memory — a
-// snapshot of its buyers, kept SOLD_OUT_CACHE_MS and renewed from its stock row — instead of a
-// transaction per refusal. Without a cache to announce units coming back, a restock or a closed order
-// is seen up to that long late (it only ever refuses; it never admits).
+// snapshot of its buyers, kept 250 ms (flashgate's SOLD_OUT_CACHE_MS) and renewed from its stock row —
+// instead of a transaction per refusal. Without a cache to announce units coming back, a restock or a
+// closed order is seen up to that long late (it only ever refuses; it never admits).
 
 import { createPool, soldOutBuyers } from "@flashgate/db";
 import { createDecisionBatcher, createOverloadGuard, createSoldOutShortcut } from "@flashgate/sale";

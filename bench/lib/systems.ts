@@ -94,12 +94,9 @@ async function startProcesses(
  * at its default.
  */
 export async function startFlashgate(env: Record<string, string>, processes: number, maintainers = 1) {
-  const maintainerEnv = { ...env };
   const started: Awaited<ReturnType<typeof startProcess>>[] = [];
   for (let i = 0; i < maintainers; i++)
-    started.push(
-      await startProcess("cache-maintainer", "apps/cache-maintainer/src/main.ts", maintainerEnv, "/readyz"),
-    );
+    started.push(await startProcess("cache-maintainer", "apps/cache-maintainer/src/main.ts", env, "/readyz"));
   /**
    * Stops the maintainers (what CDC writes waits in Kafka); the returned call starts them again on their
    * ports, with `overrides` of their settings.
@@ -113,7 +110,7 @@ export async function startFlashgate(env: Record<string, string>, processes: num
           await startProcess(
             "cache-maintainer",
             "apps/cache-maintainer/src/main.ts",
-            { ...maintainerEnv, ...overrides },
+            { ...env, ...overrides },
             "/readyz",
             port,
           ),
