@@ -170,7 +170,8 @@ export function writeReport(folder: string, kind: RunKind): string {
     string,
     unknown
   >;
-  const scope = kind.only ? `only ${kind.only.join(", ")}` : "every scenario";
+  // What the run measured, read from its folder: a run that stopped early says so by what it lacks.
+  const scope = `its results: ${Object.keys(results).sort().join(", ")}`;
   const lines = [
     "# Benchmark results",
     "",
