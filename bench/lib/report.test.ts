@@ -79,7 +79,9 @@ describe("the bench report", () => {
       "utf8",
     );
     expect(statSync(results).mtimeMs).toBe(before);
-    expect(report).toContain("(full, its results: openloop), written by that run from its own results: commit abc1234, started T0");
+    expect(report).toContain(
+      "(full, its results: openloop), written by that run from its own results: commit abc1234, started T0",
+    );
     expect(report).toContain("cpus 2 × test");
     // Rounds: 6000 / 5000 = 1.2 and 4000 / 8000 = 0.5 over the strongest Redis-as-truth; the median of two
     // is the upper one.
