@@ -1,8 +1,7 @@
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { freePort } from "@flashgate/testkit";
+import { eventually, freePort } from "@flashgate/testkit";
 import { Redis } from "ioredis";
 
 /**
@@ -32,21 +31,25 @@ export async function startRedisServer(home: string, appendfsync: "everysec" | "
     { stdio: "ignore" },
   );
   const url = `redis://127.0.0.1:${port}`;
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on("error", () => {});
-  for (const deadline = Date.now() + 10_000; ; await sleep(100)) {
-    if (child.exitCode !== null)
-      throw new Error(`redis-server (${appendfsync}) exited with ${child.exitCode}`);
-    if (
-      await client.connect().then(
-        () => client.ping(),
-        () => undefined,
-      )
-    )
-      break;
-    if (Date.now() > deadline) throw new Error(`redis-server (${appendfsync}) did not start`);
-  }
-  client.disconnect();
+  await eventually(
+    async () => {
+      if (child.exitCode !== null)
+        throw new Error(`redis-server (${appendfsync}) exited with ${child.exitCode}`);
+      const client = new Redis(url, {
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+      });
+      client.on("error", () => {});
+      try {
+        await client.connect();
+        await client.ping();
+      } finally {
+        client.disconnect();
+      }
+    },
+    { timeoutMs: 10_000 },
+  );
   return {
     url,
     stop: () =>
