@@ -81,17 +81,19 @@ try {
             warmupMs: 500,
             connections: 500,
             catalogue: { skus: 200, zipf: 1.1 },
-            startRate: 1000,
+            startRate: 2000,
+            minRate: 250,
             factor: 2,
-            resolution: 0.25,
+            resolution: 0.5,
           }
         : {
             stepMs: 2000,
             warmupMs: 1000,
             connections: 1000,
             catalogue: { skus: 1000, zipf: 1.1 },
-            startRate: 500,
-            factor: 1.3,
+            startRate: 1000,
+            minRate: 60,
+            factor: 2,
             resolution: 0.05,
           }),
       rounds,
@@ -116,7 +118,7 @@ try {
     const profile = {
       ...(quick
         ? { units: 5_000, requests: 15_000, users: 7_500 }
-        : { units: 100_000, requests: 300_000, users: 150_000 }),
+        : { units: 50_000, requests: 150_000, users: 75_000 }),
       connections: 100,
       rounds,
     };
@@ -127,7 +129,7 @@ try {
     const profile = {
       ...(quick
         ? { skus: 100, unitsPerSku: 50, requests: 20_000, users: 10_000 }
-        : { skus: 1000, unitsPerSku: 100, requests: 200_000, users: 100_000 }),
+        : { skus: 1000, unitsPerSku: 100, requests: 100_000, users: 50_000 }),
       connections: 100,
       zipf: 1.1,
       rounds,

@@ -156,6 +156,7 @@ export async function runLoad(
   // A request without an answer (a connection that broke) is an error; a stopped load planned only what it sent.
   const planned = stop() ? issued : total;
   const errors = planned - answered;
+  refuseUnauthorized(latencies);
   return {
     requests: planned,
     elapsedMs,
@@ -164,6 +165,13 @@ export async function runLoad(
     timeline: Array.from(timeline, (slot) => slot ?? {}),
     errors,
   };
+}
+
+/** Every load carries valid tokens: a 401 is the bench's own fault, never a design's figure. */
+export function refuseUnauthorized(latencies: Record<string, unknown[]>) {
+  const refused = Object.keys(latencies).find((label) => label.startsWith("401"));
+  if (refused)
+    throw new Error(`the servers refused the bench's own tokens (${refused}): a bench fault, not a figure`);
 }
 
 export function percentile(sorted: number[], p: number): number {

@@ -111,6 +111,18 @@ describe("the open-loop load", () => {
     expect(result.answered).toBe(50);
   });
 
+  it("fails the run when the servers refuse the bench's own tokens (a 401 is never a design's figure)", async () => {
+    const url = await listening(
+      createServer((_, response) => {
+        response.statusCode = 401;
+        response.end('{"code":"UNAUTHORIZED"}');
+      }),
+    );
+    await expect(
+      runOpenLoad([url], { rate: 100, durationMs: 200, connections: 2, timeoutMs: 2000 }, get),
+    ).rejects.toThrow(/401 UNAUTHORIZED/);
+  });
+
   it("times each answer from when it was due: a server at a fifth of the rate shows its queue, not its service time", async () => {
     // 20 answers/s against 100 arrivals/s on one connection: timed from its send, each answer takes 50 ms.
     const url = await serialServer(50);
@@ -144,6 +156,7 @@ describe("the open-loop load", () => {
       },
       {
         startRate: 100,
+        minRate: 10,
         factor: 2,
         resolution,
         maxRate: 10_000,
@@ -177,5 +190,18 @@ describe("the open-loop load", () => {
     const { rates, ceiling } = await searchCeiling((rate) => (rate > 430 ? 500 : 10), 0.05);
     expect(rates).toEqual([100, 200, 400, 800, 800, 600, 600, 500, 500, 450, 450, 425, 438, 438]);
     expect(ceiling.sustainedPerSecond).toBe(425);
+  });
+
+  it("steps down from a start rate that broke until one holds, then bisects up to it", async () => {
+    // The true ceiling is 70/s, below the start rate: "below 100/s" would say nothing.
+    const { rates, ceiling } = await searchCeiling((rate) => (rate > 70 ? 500 : 10), 0.05);
+    expect(rates).toEqual([100, 100, 50, 75, 75, 63, 69, 72, 72]);
+    expect(ceiling.sustainedPerSecond).toBe(69);
+  });
+
+  it("reports 0 when no rate down to the least one asked for holds", async () => {
+    const { rates, ceiling } = await searchCeiling(() => 500);
+    expect(rates).toEqual([100, 100, 50, 50, 25, 25, 13, 13]);
+    expect(ceiling.sustainedPerSecond).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 import { connect, type Socket } from "node:net";
-import { type LoadRequest, parseResponse, percentile, serialise } from "./load.ts";
+import { type LoadRequest, parseResponse, percentile, refuseUnauthorized, serialise } from "./load.ts";
 
 export interface OpenLoadOptions {
   /** Requests per second, arriving whether or not earlier ones were answered. */
@@ -149,6 +149,7 @@ export async function runOpenLoad(
   });
   finished = true;
   for (const socket of sockets) socket.destroy();
+  refuseUnauthorized(latencies);
   const late = Object.values(latencies).reduce(
     (sum, values) => sum + values.filter((ms) => ms > options.timeoutMs).length,
     0,
@@ -180,7 +181,7 @@ export interface Ceiling {
 /**
  * Steps the offered rate up by `factor` from `startRate` until a rate breaks the bounds twice in a row
  * (its `measured` outcomes' p99 above `p99Ms`, or more than `maxErrorShare` of its requests failed or
- * timed out), then bisects between the last rate that held and that one until they are within
+ * timed out) — or down, from a start rate that broke, until one holds — then bisects between the last rate that held and that one until they are within
  * `resolution` of each other: the highest rate that held is the design's sustained rate, at most
  * `resolution` below the true one. `step` runs one rate on whatever fresh state it needs (a sale big
  * enough to last the step) and returns the load's result.
@@ -189,6 +190,8 @@ export async function findCeiling(
   step: (rate: number) => Promise<OpenLoadResult>,
   bounds: {
     startRate: number;
+    /** Below a start rate that broke, the search steps down to this rate at the least (then reports 0). */
+    minRate: number;
     factor: number;
     /** How close the bisection brings the highest rate that held and the lowest that broke (0.05: 5 %). */
     resolution: number;
@@ -245,7 +248,19 @@ export async function findCeiling(
     }
     sustained = rate;
   }
-  // Below the first rate there is nothing to bisect: the figure is "below startRate".
+  // A start rate that broke says only "below it": step down until a rate holds, then bisect up to the broken one.
+  if (sustained === 0 && broken !== undefined)
+    for (
+      let rate = Math.round(broken / bounds.factor);
+      rate >= bounds.minRate;
+      rate = Math.round(rate / bounds.factor)
+    ) {
+      if (await holds(rate)) {
+        sustained = rate;
+        break;
+      }
+      broken = rate;
+    }
   while (sustained > 0 && broken !== undefined && (broken - sustained) / sustained > bounds.resolution) {
     const rate = Math.round((sustained + broken) / 2);
     if (await holds(rate)) sustained = rate;

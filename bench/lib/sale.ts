@@ -34,9 +34,12 @@ export async function databaseAvailable(pool: Pool, sale: { activityId: number; 
   return Number(rows[0].available);
 }
 
-/** Tokens are minted before the clock starts: the load generator should spend its time on requests. */
+/**
+ * Tokens are minted before the clock starts: the load generator should spend its time on requests. They
+ * last a day, longer than any run: a token that expired mid-run would turn a design's figures into 401s.
+ */
 export function mintTokens(secret: string, users: number, firstUser = 1): string[] {
-  const exp = Math.floor(Date.now() / 1000) + 3600;
+  const exp = Math.floor(Date.now() / 1000) + 86_400;
   return Array.from({ length: users }, (_, i) => signJwt(secret, { sub: String(firstUser + i), exp }));
 }
 

@@ -452,7 +452,7 @@ function openLoopSection(results: Results): string[] {
   const lines = [
     "## Open loop",
     "",
-    `Requests arrive at a fixed rate whether or not earlier ones were answered (${profile.connections} connections, 2 server processes per design), each answer timed from when its request was due. The rate starts at ${profile.startRate}/s and rises ×${profile.factor} per ${profile.stepMs / 1000} s step (measured after ${(profile.warmupMs ?? 0) / 1000} s of arrivals at the same rate on its fresh sockets and sale, and once the machine has settled from the step before) until the p99 of the measured answers passes 200 ms or more than 0.1 % of requests fail or time out (2 s) twice in a row at one rate (a broken step runs once more: one hiccup of the machine does not end the search); then the rate is bisected between the last that held and the first that broke until they are within ${Math.round((profile.resolution ?? 0.05) * 100)} %. A design's figure is the highest rate that held. Storm: one SKU with a unit for ${Number(profile.stormUnitShare) * 100} % of the step's arrivals, every answer measured (mostly SOLD_OUT). Big stock: one SKU with a unit for every arrival, each from a buyer of their own; catalogue: ${profile.catalogue.skus} SKUs, Zipf s = ${profile.catalogue.zipf}, stock that lasts — both measure 201s, and orders/s is a step's 201s over its duration (Redis-as-truth: admissions, persisted later). A fresh sale per step; the designs' order rotates each round, ratios are within a round.`,
+    `Requests arrive at a fixed rate whether or not earlier ones were answered (${profile.connections} connections, 2 server processes per design), each answer timed from when its request was due. The rate starts at ${profile.startRate}/s and rises ×${profile.factor} per ${profile.stepMs / 1000} s step (measured after ${(profile.warmupMs ?? 0) / 1000} s of arrivals at the same rate on its fresh sockets and sale, and once the machine has settled from the step before) until the p99 of the measured answers passes 200 ms or more than 0.1 % of requests fail or time out (2 s) twice in a row at one rate (a broken step runs once more: one hiccup of the machine does not end the search) — or, where the first rate broke, falls ÷${profile.factor} until a rate holds (down to ${profile.minRate ?? profile.startRate}/s); then the rate is bisected between the last that held and the first that broke until they are within ${Math.round((profile.resolution ?? 0.05) * 100)} %. A design's figure is the highest rate that held. Storm: one SKU with a unit for ${Number(profile.stormUnitShare) * 100} % of the step's arrivals, every answer measured (mostly SOLD_OUT). Big stock: one SKU with a unit for every arrival, each from a buyer of their own; catalogue: ${profile.catalogue.skus} SKUs, Zipf s = ${profile.catalogue.zipf}, stock that lasts — both measure 201s, and orders/s is a step's 201s over its duration (Redis-as-truth: admissions, persisted later). A fresh sale per step; the designs' order rotates each round, ratios are within a round.`,
     "",
   ];
   const ordersAt = (ceiling: ResultRow | undefined) => {
@@ -476,13 +476,13 @@ function openLoopSection(results: Results): string[] {
         const [r] = roundRatios(rows, design, (row) => row.sustainedPerSecond);
         return r === undefined || !Number.isFinite(r) ? "–" : `**${r.toFixed(2)}×**`;
       };
-      // No step held: the design's ceiling is below the first rate tried.
+      // No step held: the design's ceiling is below the least rate tried.
       const rate = (ceiling: ResultRow | undefined) => {
         if (ceiling === undefined) return "–";
         const orders = scenario === "storm" ? "" : ` (${ordersAt(ceiling)} orders/s)`;
         return ceiling.sustainedPerSecond
           ? `${ceiling.sustainedPerSecond}${orders}`
-          : `< ${profile.startRate}`;
+          : `< ${profile.minRate ?? profile.startRate}`;
       };
       lines.push(
         `| ${round} (${order.join(" → ")}) | ${systems.map((s) => rate(ceilings[s])).join(" | ")} | ${ratio("redis-as-truth")} | ${ratio("mysql-only")} |`,
@@ -491,7 +491,7 @@ function openLoopSection(results: Results): string[] {
     lines.push("");
   }
   lines.push(
-    "The storm's units sell in each step's warm-up: its steps measure the refusals. A rate below the first step counts as 0 in a ratio.",
+    "The storm's units sell in each step's warm-up: its steps measure the refusals. A rate below the least one tried counts as 0 in a ratio.",
     "",
   );
   return lines;

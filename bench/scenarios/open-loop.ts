@@ -14,6 +14,8 @@ export interface OpenLoopProfile {
   /** Arrivals at the step's rate before its measured ones (fresh sockets, a fresh sale). */
   warmupMs: number;
   startRate: number;
+  /** The least rate tried below a start rate that broke. */
+  minRate: number;
   factor: number;
   /** Past the first broken step, the rate is bisected until the bounds are this close (0.05: 5 %). */
   resolution: number;
@@ -124,6 +126,7 @@ export async function openLoop(
           },
           {
             startRate: profile.startRate,
+            minRate: profile.minRate,
             factor: profile.factor,
             resolution: profile.resolution,
             maxRate: profile.maxRate,
