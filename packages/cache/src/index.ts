@@ -22,6 +22,7 @@ export {
   skuRef,
   unitsBackChannel,
 } from "./keys.ts";
+export { type Lease, takeLease } from "./lease.ts";
 export { type LoadResult, type SkuLoad, writeSkuLoad } from "./load.ts";
 export {
   type FastPathLimits,

@@ -87,7 +87,8 @@ export const appliedWatermarkKey = "fg:watermark";
  * (`restarts`, forgotten once it has been RUNNING, as first seen at `runningSince`, for a while);
  * `reposition:<offset hash>` holds off a second reset of the same lost position by another instance;
  * `resetting` marks a reset under way (the connector stopped by it) and `resetter` is its maintainer's
- * short-lived proof of life, so that a reset whose maintainer died is finished by another.
+ * lease, its short-lived proof of life (renewed and released only by the holder of its token), so that a
+ * reset whose maintainer died is finished by another.
  */
 export const cdcKeys = {
   restartGate: "fg:cdc:restart-gate",

@@ -12,6 +12,8 @@ const definitions = {
   fgLoad: { numberOfKeys: 4, lua: lua("load") },
   fgApply: { numberOfKeys: 3, lua: lua("apply") },
   fgActivity: { numberOfKeys: 3, lua: lua("activity") },
+  fgLeaseRenew: { numberOfKeys: 1, lua: lua("lease-renew") },
+  fgLeaseRelease: { numberOfKeys: 1, lua: lua("lease-release") },
 } as const;
 
 type ScriptName = keyof typeof definitions;

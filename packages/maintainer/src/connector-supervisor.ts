@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { cdcKeys, type FlashgateRedis } from "@flashgate/cache";
+import { cdcKeys, type FlashgateRedis, takeLease } from "@flashgate/cache";
 import { type ConnectClient, ConnectError, type ConnectorStatus, redactedTrace } from "@flashgate/connect";
 import { binlogPositionLost } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
@@ -19,7 +19,7 @@ export const defaultBackoff: RestartBackoff = { firstMs: 2000, maxMs: 180_000, r
 
 /** How long one lost offset, once reset, holds off another instance that read the same one. */
 const repositionHoldMs = 60_000;
-/** A resetting maintainer renews its proof of life this often; it lapses after three missed renewals. */
+/** A resetting maintainer renews its lease (its proof of life) this often; it lapses after three missed renewals. */
 const resetterRenewMs = 3000;
 
 const failedPart = (status: ConnectorStatus) =>
@@ -77,19 +77,21 @@ export function createConnectorSupervisor(deps: {
    * and the next supervisor to look finishes the reset (nobody else would start a stopped connector).
    */
   async function resetOffsets(): Promise<void> {
-    const lapseMs = 3 * resetterRenewMs;
-    if ((await redis.set(cdcKeys.resetter, String(process.pid), "PX", lapseMs, "NX")) !== "OK") return;
-    const renew = setInterval(
-      () => redis.pexpire(cdcKeys.resetter, lapseMs).catch(() => {}),
-      resetterRenewMs,
-    );
+    const lease = await takeLease(redis, cdcKeys.resetter, 3 * resetterRenewMs);
+    if (!lease) return;
+    let lapsed = false;
+    const renew = setInterval(async () => {
+      if (lapsed || (await lease.renew().catch(() => true))) return;
+      // Stalled past its life (a pause, a Redis failover): another maintainer may be resetting now.
+      lapsed = true;
+      logger.warn({ connector }, "this maintainer's reset lease lapsed; another may finish the reset");
+    }, resetterRenewMs);
     try {
-      await redis.set(cdcKeys.resetting, String(Date.now()));
+      await lease.mark(cdcKeys.resetting);
       await connect.resetOffsets(connector);
     } finally {
       clearInterval(renew);
-      await redis.del(cdcKeys.resetting);
-      await redis.del(cdcKeys.resetter);
+      await lease.release();
     }
   }
 
