@@ -48,9 +48,26 @@ describe("the CDC stall fallback, on the fast tier's Redis and database", () => 
     await redis.flushdb();
   });
 
+  /**
+   * A fallback running longer than its stall time, so that only what CDC delivered decides: a twin of
+   * the same age, with nothing delivered, is seen stalled first.
+   */
+  async function pastItsStallTime() {
+    const underTest = fallback(200);
+    const twin = fallback(200);
+    await delivered({ heartbeatMs: 10_000, changesMs: 10_000 });
+    await eventually(async () => {
+      await twin.check();
+      expect(await stalled()).toBe(1);
+    });
+    passes.length = 0;
+    return underTest;
+  }
+
   it("stands aside while the stream still delivers: a backlog's heartbeats are behind, not missing", async () => {
+    const running = await pastItsStallTime();
     await delivered({ heartbeatMs: 10_000, changesMs: 0 });
-    await fallback().check();
+    await running.check();
     expect(await stalled()).toBe(0);
     expect(passes).toEqual([]);
   });
@@ -92,8 +109,9 @@ describe("the CDC stall fallback, on the fast tier's Redis and database", () => 
   });
 
   it("a fresh heartbeat: CDC flows", async () => {
-    await delivered({ heartbeatMs: 0 });
-    await fallback().check();
+    const running = await pastItsStallTime();
+    await delivered({ heartbeatMs: 0, changesMs: 10_000 });
+    await running.check();
     expect(await stalled()).toBe(0);
     expect(passes).toEqual([]);
   });
