@@ -1,7 +1,7 @@
 /**
  * Settings every Connect worker that runs the connector needs, whatever starts it (the local stack,
  * Kubernetes; compose's image writes the same in docker/kafka/run.sh, held equal by
- * scripts/kubernetes.test.ts). Connect sends a source task's
+ * scripts/kubernetes.int.test.ts). Connect sends a source task's
  * records one produce request at a time (max.in.flight 1, for their order), so the batch per partition
  * bounds how many events a round trip carries: 512 KB instead of the producer's 16 KB cut Connect's CPU
  * per event by 14–29 % and the lag into the topic 3.6–9.5× at p99 (bench/changes.md, entry 6).
