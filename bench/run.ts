@@ -83,6 +83,7 @@ try {
             catalogue: { skus: 200, zipf: 1.1 },
             startRate: 2000,
             minRate: 250,
+            tries: 1,
             factor: 2,
             resolution: 0.5,
           }
@@ -93,6 +94,7 @@ try {
             catalogue: { skus: 1000, zipf: 1.1 },
             startRate: 1000,
             minRate: 60,
+            tries: 2,
             factor: 2,
             resolution: 0.05,
           }),

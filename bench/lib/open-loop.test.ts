@@ -141,7 +141,11 @@ describe("the open-loop load", () => {
   });
 
   /** The ceiling search over steps whose every answer takes `ms(rate, ratesSoFar)`; the rates it ran. */
-  async function searchCeiling(ms: (rate: number, rates: number[]) => number, resolution = 1) {
+  async function searchCeiling(
+    ms: (rate: number, rates: number[]) => number,
+    resolution = 1,
+    tries?: number,
+  ) {
     const rates: number[] = [];
     const ceiling = await findCeiling(
       async (rate) => {
@@ -159,6 +163,7 @@ describe("the open-loop load", () => {
         minRate: 10,
         factor: 2,
         resolution,
+        tries,
         maxRate: 10_000,
         p99Ms: 200,
         maxErrorShare: 0.001,
@@ -203,5 +208,11 @@ describe("the open-loop load", () => {
     const { rates, ceiling } = await searchCeiling(() => 500);
     expect(rates).toEqual([100, 100, 50, 50, 25, 25, 13, 13]);
     expect(ceiling.sustainedPerSecond).toBe(0);
+  });
+
+  it("counts a rate broken at its first break when asked for one try (the quick run's smoke check)", async () => {
+    const { rates, ceiling } = await searchCeiling((rate) => (rate > 400 ? 500 : 10), 1, 1);
+    expect(rates).toEqual([100, 200, 400, 800]);
+    expect(ceiling.sustainedPerSecond).toBe(400);
   });
 });

@@ -195,6 +195,8 @@ export async function findCeiling(
     factor: number;
     /** How close the bisection brings the highest rate that held and the lowest that broke (0.05: 5 %). */
     resolution: number;
+    /** How many times a rate runs before it counts as broken (2 in a measurement; a smoke check's 1). */
+    tries?: number;
     maxRate: number;
     p99Ms: number;
     maxErrorShare: number;
@@ -237,7 +239,10 @@ export async function findCeiling(
   };
   // One broken step may be a hiccup of the machine (a collector's pause, a stalled sync): the same rate
   // runs once more, and only a second break in a row counts.
-  const holds = async (rate: number) => (await run(rate)) || (await run(rate));
+  const holds = async (rate: number) => {
+    for (let tried = 0; tried < (bounds.tries ?? 2); tried++) if (await run(rate)) return true;
+    return false;
+  };
 
   let sustained = 0;
   let broken: number | undefined;

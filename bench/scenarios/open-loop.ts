@@ -16,6 +16,8 @@ export interface OpenLoopProfile {
   startRate: number;
   /** The least rate tried below a start rate that broke. */
   minRate: number;
+  /** How many times a rate runs before it counts as broken. */
+  tries: number;
   factor: number;
   /** Past the first broken step, the rate is bisected until the bounds are this close (0.05: 5 %). */
   resolution: number;
@@ -127,6 +129,7 @@ export async function openLoop(
           {
             startRate: profile.startRate,
             minRate: profile.minRate,
+            tries: profile.tries,
             factor: profile.factor,
             resolution: profile.resolution,
             maxRate: profile.maxRate,
