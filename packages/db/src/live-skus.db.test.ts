@@ -41,7 +41,7 @@ describe("the SKUs the cache holds, on the database alone", () => {
     // A moment after both rows were written, on MySQL's own clock.
     let now = new Date(0);
     await eventually(async () => {
-      now = (await skusChangedSince(pool, new Date())).now;
+      now = (await skusChangedSince(pool, new Date())).nextSince;
       expect(now.getTime()).toBeGreaterThan((created.at as Date).getTime());
     });
     await pool.query("UPDATE sale_stock SET available = 5 WHERE activity_id = ? AND sku_id = ?", [

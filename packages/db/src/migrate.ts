@@ -76,6 +76,8 @@ async function grantTablePrivileges(
 ) {
   // The app reads binlog coordinates (never the binlog itself) to fence cache rebuilds.
   await admin.query("GRANT REPLICATION CLIENT ON *.* TO ?@'%'", [appUser.name]);
+  // The CDC fallback's cursor waits for the oldest open transaction (information_schema.innodb_trx).
+  await admin.query("GRANT PROCESS ON *.* TO ?@'%'", [appUser.name]);
   // Every table but the signal table, which only operators write (a signal makes Debezium re-read tables).
   await admin
     .query(`REVOKE SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.* FROM ?@'%'`, [appUser.name])

@@ -3,7 +3,7 @@ import { createPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
 import { createSale, eventually, fastDatabaseUrl, fastRedisUrl, freshIds } from "@flashgate/testkit";
 import { Redis } from "ioredis";
-import type { Pool } from "mysql2/promise";
+import type { Pool, RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createCdcFallback } from "./cdc-fallback.ts";
 import { createMaintainerMetrics } from "./metrics.ts";
@@ -114,5 +114,46 @@ describe("the CDC stall fallback, on the fast tier's Redis and database", () => 
     await running.check();
     expect(await stalled()).toBe(0);
     expect(passes).toEqual([]);
+  });
+
+  it("loads a restock committed late: a DBA's transaction open across passes, its row stamped when it began", async () => {
+    const ids = freshIds();
+    await createSale(pool, { ...ids, units: 5 });
+    // Created before the last heartbeat: no pass loads it for that.
+    await pool.query("UPDATE sale_stock SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE activity_id = ?", [
+      ids.activityId,
+    ]);
+    await pool.query("UPDATE activity SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE id = ?", [
+      ids.activityId,
+    ]);
+    const running = await pastItsStallTime();
+    const where = "activity_id = ? AND sku_id = ?";
+    const dba = await pool.getConnection();
+    try {
+      await dba.query("START TRANSACTION");
+      await dba.query(`UPDATE sale_stock SET available = available + 10 WHERE ${where}`, [
+        ids.activityId,
+        ids.skuId,
+      ]);
+      const [[row]] = await dba.query<RowDataPacket[]>(`SELECT updated_at FROM sale_stock WHERE ${where}`, [
+        ids.activityId,
+        ids.skuId,
+      ]);
+      // Passes run while it stays open, until MySQL's clock is well past the stamp of its uncommitted row.
+      await eventually(async () => {
+        await running.check();
+        const [[clock]] = await pool.query<RowDataPacket[]>(
+          "SELECT TIMESTAMPDIFF(MICROSECOND, ?, NOW(3)) / 1000 AS pastMs",
+          [row.updated_at],
+        );
+        expect(Number(clock.pastMs)).toBeGreaterThan(5000);
+      });
+      expect(passes.flat()).not.toContainEqual(ids);
+      await dba.query("COMMIT");
+    } finally {
+      dba.release();
+    }
+    await running.check();
+    expect(passes.flat()).toContainEqual(ids);
   });
 });

@@ -54,7 +54,7 @@ export function createCdcFallback(deps: {
     }
     const changed = await skusChangedSince(pool, since);
     await rebuilder.rebuildSkus(changed.skus, "cdc-stalled");
-    since = new Date(changed.now.getTime() - overlapMs);
+    since = new Date(changed.nextSince.getTime() - overlapMs);
   }
 
   return { check };
