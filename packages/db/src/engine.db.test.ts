@@ -57,11 +57,11 @@ describe(`the database as flashgate needs it (${engine})`, () => {
     }
   });
 
-  it("gives Debezium exactly its documented grants and the app only the binlog coordinates", async () => {
+  it("gives Debezium exactly its documented grants and the app only the binlog coordinates and the open transactions", async () => {
     expect(await globalPrivileges(admin, "debezium")).toEqual(
       ["LOCK TABLES", "RELOAD", "REPLICATION CLIENT", "REPLICATION SLAVE", "SELECT", "SHOW DATABASES"].sort(),
     );
-    expect(await globalPrivileges(admin, "flashgate")).toEqual(["REPLICATION CLIENT"]);
+    expect(await globalPrivileges(admin, "flashgate")).toEqual(["PROCESS", "REPLICATION CLIENT"]);
     const coordinates = await binlogCoordinates(app);
     expect(coordinates.file).toMatch(/\.\d+$/);
     expect(coordinates.pos).toBeGreaterThan(0);

@@ -1,5 +1,6 @@
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { binlogCoordinates } from "./binlog-source.ts";
+import { errnoOf, serverErrors } from "./errors.ts";
 
 export interface SkuSnapshot {
   binlogFile: string;
@@ -14,37 +15,61 @@ export interface SkuSnapshot {
   buyers: string[];
 }
 
+/** A rebuild waits this long (s) for a writer of the SKU's rows: a DBA's open transaction fails it, for a later pass. */
+const lockWaitS = 2;
+
 /**
  * Reads one SKU as of a known binlog coordinate, so the cache can be rebuilt and then fenced against
- * older CDC events. On MariaDB the coordinate is exact (binlog_snapshot_*, taken with the consistent
- * snapshot); elsewhere the coordinate read just before the snapshot is used, which is earlier or equal,
- * and re-applying the events in between is harmless because every change carries its full after-image.
+ * older CDC events: every event at or before the coordinate must be in what was read. A coordinate read
+ * outside the read's own transaction can cover a commit the read cannot see (written to the binlog, not
+ * yet committed in InnoDB). So the read first share-locks the rows that every change of this SKU writes
+ * — its stock row (a purchase, a restock, a closure by flashgate), its orders' version (a DBA's order
+ * edit, through its triggers) and its activity (the window, the price) — which waits for each writer in
+ * flight to commit and lets no new one in; then it reads the coordinate, and only then takes its
+ * consistent view. Each change of the SKU is thus either committed and seen, or after the coordinate.
+ * The locks last the read's few milliseconds; purchases of the SKU wait that long.
  */
 export async function readSkuSnapshot(
   pool: Pool,
   activityId: number,
   skuId: number,
 ): Promise<SkuSnapshot | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await readLocked(pool, activityId, skuId);
+    } catch (error) {
+      // A deadlock with a DBA's transaction that locks the same rows in another order: this read gave way.
+      if (errnoOf(error) !== serverErrors.deadlock || attempt === 3) throw error;
+    }
+  }
+}
+
+async function readLocked(pool: Pool, activityId: number, skuId: number): Promise<SkuSnapshot | undefined> {
   const connection = await pool.getConnection();
   try {
-    const before = await binlogCoordinates(connection);
+    await connection.query("SET SESSION innodb_lock_wait_timeout = ?", [lockWaitS]);
     await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
-    await connection.query("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
+    await connection.query("START TRANSACTION");
     try {
-      const [status] = await connection.query<RowDataPacket[]>("SHOW STATUS LIKE 'binlog_snapshot_%'");
-      const exact = Object.fromEntries(status.map((row) => [row.Variable_name, row.Value]));
-      const binlogFile: string = exact.Binlog_snapshot_file || before.file;
-      const binlogPos = Number(exact.Binlog_snapshot_position || before.pos);
+      const sku = [activityId, skuId];
+      // A missing version row is gap-locked: a DBA's first order edit of the SKU waits too.
+      await connection.query(
+        "SELECT version FROM sku_orders_version WHERE activity_id = ? AND sku_id = ? LOCK IN SHARE MODE",
+        sku,
+      );
       const [rows] = await connection.query<RowDataPacket[]>(
         `SELECT s.available, s.price_cents, s.currency, a.starts_at, a.ends_at, a.rebuy_after_close
-           FROM sale_stock s JOIN activity a ON a.id = s.activity_id WHERE s.activity_id = ? AND s.sku_id = ?`,
-        [activityId, skuId],
+           FROM sale_stock s JOIN activity a ON a.id = s.activity_id WHERE s.activity_id = ? AND s.sku_id = ?
+           LOCK IN SHARE MODE`,
+        sku,
       );
       const row = rows[0];
       if (!row) return undefined;
+      const { file: binlogFile, pos: binlogPos } = await binlogCoordinates(connection);
+      // The consistent view starts here, at the first plain read, after the coordinate.
       const [buyers] = await connection.query<RowDataPacket[]>(
         "SELECT user_id FROM sale_order WHERE activity_id = ? AND sku_id = ? AND closed_seq = 0 ORDER BY user_id",
-        [activityId, skuId],
+        sku,
       );
       return {
         binlogFile,
@@ -61,6 +86,7 @@ export async function readSkuSnapshot(
       await connection.query("COMMIT");
     }
   } finally {
+    await connection.query("SET SESSION innodb_lock_wait_timeout = DEFAULT").catch(() => {});
     connection.release();
   }
 }
