@@ -156,4 +156,27 @@ describe("the CDC stall fallback, on the fast tier's Redis and database", () => 
     await running.check();
     expect(passes.flat()).toContainEqual(ids);
   });
+
+  it("catches up once more as CDC flows again: a change between its last pass and the stream's new start is loaded", async () => {
+    const ids = freshIds();
+    await createSale(pool, { ...ids, units: 5 });
+    await pool.query("UPDATE sale_stock SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE activity_id = ?", [
+      ids.activityId,
+    ]);
+    await pool.query("UPDATE activity SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE id = ?", [
+      ids.activityId,
+    ]);
+    const running = await pastItsStallTime();
+    await running.check();
+    expect(passes.flat()).not.toContainEqual(ids);
+    // Committed after that pass; the stream (a connector reset to "now") starts after it.
+    await pool.query("UPDATE sale_stock SET available = 9 WHERE activity_id = ? AND sku_id = ?", [
+      ids.activityId,
+      ids.skuId,
+    ]);
+    await delivered({ heartbeatMs: 0, changesMs: 0 });
+    await running.check();
+    expect(await stalled()).toBe(0);
+    expect(passes.flat()).toContainEqual(ids);
+  });
 });

@@ -41,7 +41,12 @@ export function createCdcFallback(deps: {
     const stalled = Date.now() - quietSince >= stallMs;
     metrics.cdcStalled.set(stalled ? 1 : 0);
     if (!stalled) {
-      if (since) logger.info("CDC flows again: the cache follows the binlog");
+      if (since) {
+        // One last pass: a change committed after the previous pass but before the position the stream
+        // resumed from (a reset connector streams from "now") would otherwise reach neither.
+        await rebuilder.rebuildSkus((await skusChangedSince(pool, since)).skus, "cdc-stalled");
+        logger.info("CDC flows again: the cache follows the binlog");
+      }
       since = undefined;
       return;
     }
