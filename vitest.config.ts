@@ -59,7 +59,11 @@ export default defineConfig({
       {
         test: {
           name: "integration",
-          include: ["{apps,packages}/*/test/**/*.int.test.ts", "ops/test/*.int.test.ts", "scripts/*.int.test.ts"],
+          include: [
+            "{apps,packages}/*/test/**/*.int.test.ts",
+            "ops/test/*.int.test.ts",
+            "scripts/*.int.test.ts",
+          ],
           globalSetup: ["packages/testkit/src/global-setup.ts"],
           setupFiles: ["packages/testkit/src/cdc-probe-setup.ts"],
           // One real stack on two cores: files run one after another so timings stay meaningful.
