@@ -37,6 +37,9 @@ export function registerSqlCommand(program: Command) {
           `user=${dbaDbUser}`,
           `password=${ctx.secrets.dbaDbPassword}`,
           `database=${databaseName}`,
+          // The apps stamp and read times in UTC (updated_at, a sale's window); a DBA's NOW() must too,
+          // whatever the server's own zone.
+          "init-command=SET time_zone = '+00:00'",
           "",
         ].join("\n"),
       );
