@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { adminConnection } from "@flashgate/stack";
 import {
   type AppProcess,
   cachedAvailable,
@@ -11,7 +12,9 @@ import {
   freshIds,
   skuInDatabase,
   startMaintainer,
+  testContext,
 } from "@flashgate/testkit";
+import type { RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { flashgate } from "./cli.ts";
 
@@ -38,6 +41,9 @@ describe("flashgate sql: the DBA's seat", () => {
       "CREATE TABLE dba_scratch (id INT)",
       "DROP TABLE sale_order",
       "GRANT SELECT ON flashgate.sale_stock TO 'flashgate'@'%'",
+      "DELETE FROM stock_ledger",
+      "DELETE FROM payment_event",
+      "UPDATE sku_orders_version SET version = 0",
     ];
     for (const statement of refused) {
       const result = await flashgate("sql", "-e", statement);
@@ -87,5 +93,29 @@ COMMIT;
     });
     await expectConverged(c, sale.activityId, sale.skuId);
     expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(11);
+  });
+
+  it("stamps times in UTC, as the apps do, on a server whose own time zone is not", async () => {
+    const admin = await adminConnection(testContext());
+    try {
+      const [[before]] = await admin.query<RowDataPacket[]>("SELECT @@GLOBAL.time_zone AS zone");
+      await admin.query("SET GLOBAL time_zone = '+05:00'");
+      try {
+        // NOW() as the DBA's session sees it, against UTC: equal only in a UTC session.
+        const clock = await flashgate(
+          "sql",
+          "-e",
+          "SELECT TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(), NOW()) AS ahead_minutes",
+        );
+        expect(clock.code).toBe(0);
+        expect(clock.stdout).toMatch(/ahead_minutes\s+0\s*$/);
+      } finally {
+        await admin.query("SET GLOBAL time_zone = ?", [before.zone]);
+      }
+      const [[after]] = await admin.query<RowDataPacket[]>("SELECT @@GLOBAL.time_zone AS zone");
+      expect(after.zone).toBe(before.zone);
+    } finally {
+      await admin.end();
+    }
   });
 });

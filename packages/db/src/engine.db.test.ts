@@ -1,4 +1,4 @@
-import { databaseName } from "@flashgate/db";
+import { databaseName, dbaDbUser, debeziumDbUser } from "@flashgate/db";
 import { adminConnection } from "@flashgate/stack";
 import { failureOf, fastDatabaseUrl, fastTierContext, freshIds, testEngine } from "@flashgate/testkit";
 import mysql, { type Connection, type Pool, type RowDataPacket } from "mysql2/promise";
@@ -59,7 +59,7 @@ describe(`the database as flashgate needs it (${engine})`, () => {
 
   it("gives Debezium exactly its documented grants and the app only the binlog coordinates and the open transactions", async () => {
     expect(await globalPrivileges(admin, "debezium")).toEqual(
-      ["LOCK TABLES", "RELOAD", "REPLICATION CLIENT", "REPLICATION SLAVE", "SELECT", "SHOW DATABASES"].sort(),
+      ["LOCK TABLES", "RELOAD", "REPLICATION CLIENT", "REPLICATION SLAVE", "SHOW DATABASES"].sort(),
     );
     expect(await globalPrivileges(admin, "flashgate")).toEqual(["PROCESS", "REPLICATION CLIENT"]);
     const coordinates = await binlogCoordinates(app);
@@ -73,6 +73,51 @@ describe(`the database as flashgate needs it (${engine})`, () => {
         ["debezium", "caching_sha2_password"],
         ["flashgate", "caching_sha2_password"],
       ]);
+    }
+  });
+
+  /** A session of one of the accounts the migrations made, on the fast tier's database. */
+  const sessionAs = (user: string, password: string) =>
+    mysql.createConnection({
+      host: "127.0.0.1",
+      port: Number(fastTierContext().config.FLASHGATE_DB_PORT),
+      user,
+      password,
+      database: databaseName,
+    });
+
+  it("lets Debezium read the sale database and the binlog, and no other database", async () => {
+    const debezium = await sessionAs(debeziumDbUser, fastTierContext().secrets.debeziumDbPassword);
+    try {
+      await debezium.query("SELECT COUNT(*) FROM sale_order");
+      await debezium.query("SHOW BINARY LOGS");
+      const refused = await failureOf(debezium.query("SELECT COUNT(*) FROM mysql.user"));
+      expect((refused as { errno?: number }).errno).toBe(serverErrors.tableAccessDenied);
+    } finally {
+      await debezium.end();
+    }
+  });
+
+  it("lets a DBA change the sale rows and add a ledger line, never rewrite an audit, payment or version row", async () => {
+    const dba = await sessionAs(dbaDbUser, fastTierContext().secrets.dbaDbPassword);
+    try {
+      await dba.query("UPDATE sale_stock SET available = available WHERE activity_id = 0");
+      await dba.query("DELETE FROM sale_order WHERE activity_id = 0");
+      await dba.query(
+        "INSERT INTO stock_ledger (activity_id, sku_id, delta, available_after, reason, operator) VALUES (0, 0, 0, 0, 'a note', 'dba')",
+      );
+      for (const statement of [
+        "UPDATE stock_ledger SET reason = 'rewritten' WHERE activity_id = 0",
+        "DELETE FROM stock_ledger WHERE activity_id = 0",
+        "DELETE FROM payment_event WHERE order_id = 'x'",
+        "UPDATE payment_event SET order_id = 'x' WHERE order_id = 'y'",
+        "UPDATE sku_orders_version SET version = 0 WHERE activity_id = 0",
+      ]) {
+        const refused = await failureOf(dba.query(statement));
+        expect((refused as { errno?: number }).errno, statement).toBe(serverErrors.tableAccessDenied);
+      }
+    } finally {
+      await dba.end();
     }
   });
 

@@ -5,6 +5,8 @@
 export const serverErrors = {
   /** ER_NONEXISTING_GRANT: revoking what was never granted. */
   noSuchGrant: 1141,
+  /** ER_NONEXISTING_TABLE_GRANT: revoking a table privilege that was never granted. */
+  noSuchTableGrant: 1147,
   /** ER_TABLEACCESS_DENIED_ERROR: the user may not do this to this table. */
   tableAccessDenied: 1142,
   duplicateKey: 1062,

@@ -45,7 +45,7 @@ export async function migrate(admin: Connection, options: MigrateOptions): Promi
   return { applied };
 }
 
-async function ensureUsers(admin: Connection, { appUser, debeziumUser, dbaUser }: MigrateOptions) {
+async function ensureUsers(admin: Connection, { database, appUser, debeziumUser, dbaUser }: MigrateOptions) {
   for (const user of [appUser, debeziumUser, ...(dbaUser ? [dbaUser] : [])]) {
     try {
       await admin.query("CREATE USER IF NOT EXISTS ?@'%' IDENTIFIED BY ?", [user.name, user.password]);
@@ -60,15 +60,37 @@ async function ensureUsers(admin: Connection, { appUser, debeziumUser, dbaUser }
       });
     }
   }
-  // Debezium reads the binlog and snapshots; REPLICATION CLIENT is BINLOG MONITOR on MariaDB.
+  // Debezium reads the binlog and the sale database's tables (the schema at a reset, an operator's
+  // incremental snapshot), nothing else; REPLICATION CLIENT is BINLOG MONITOR on MariaDB.
   await admin.query(
-    "GRANT SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO ?@'%'",
+    "GRANT RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO ?@'%'",
     [debeziumUser.name],
   );
+  // An earlier version granted SELECT on every database, mysql.* included.
+  await revokeIfGranted(admin, "REVOKE SELECT ON *.* FROM ?@'%'", [debeziumUser.name]);
+  await admin.query(`GRANT SELECT ON \`${database}\`.* TO ?@'%'`, [debeziumUser.name]);
+}
+
+/** Revokes what an earlier version granted; nothing to revoke on a server it never ran on. */
+async function revokeIfGranted(admin: Connection, statement: string, values: string[]) {
+  await admin.query(statement, values).catch((error: { errno?: number }) => {
+    if (error.errno !== serverErrors.noSuchGrant && error.errno !== serverErrors.noSuchTableGrant)
+      throw error;
+  });
 }
 
 /** What a DBA may not touch: the migrations' bookkeeping, the CDC probe's row and Debezium's signals. */
 const notForDbas = ["schema_migrations", "cdc_heartbeat", "debezium_signal"];
+/**
+ * What a DBA reads but never rewrites: the stock ledger is an audit trail (a line may be added), a
+ * payment event the provider's record (a deleted one would let a replayed event apply again), and the
+ * orders' version is the triggers' alone (they run as their definer).
+ */
+const readOnlyForDbas: Record<string, string> = {
+  stock_ledger: "SELECT, INSERT",
+  payment_event: "SELECT",
+  sku_orders_version: "SELECT",
+};
 
 async function grantTablePrivileges(
   admin: Connection,
@@ -79,12 +101,10 @@ async function grantTablePrivileges(
   // The CDC fallback's cursor waits for the oldest open transaction (information_schema.innodb_trx).
   await admin.query("GRANT PROCESS ON *.* TO ?@'%'", [appUser.name]);
   // Every table but the signal table, which only operators write (a signal makes Debezium re-read tables).
-  await admin
-    .query(`REVOKE SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.* FROM ?@'%'`, [appUser.name])
-    .catch((error: { errno?: number }) => {
-      // An earlier version granted the whole database; nothing to revoke on a server it never ran on.
-      if (error.errno !== serverErrors.noSuchGrant) throw error;
-    });
+  // An earlier version granted the whole database.
+  await revokeIfGranted(admin, `REVOKE SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.* FROM ?@'%'`, [
+    appUser.name,
+  ]);
   const [tables] = await admin.query<RowDataPacket[]>(
     "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ? AND table_name <> 'debezium_signal'",
     [database],
@@ -97,11 +117,19 @@ async function grantTablePrivileges(
   };
   const names = tables.map(({ name }) => String(name));
   await grantRows(appUser.name, names);
-  if (dbaUser)
+  if (dbaUser) {
     await grantRows(
       dbaUser.name,
-      names.filter((name) => !notForDbas.includes(name)),
+      names.filter((name) => !notForDbas.includes(name) && !(name in readOnlyForDbas)),
     );
+    for (const [name, privileges] of Object.entries(readOnlyForDbas)) {
+      // An earlier version granted these every row privilege.
+      await revokeIfGranted(admin, `REVOKE UPDATE, DELETE ON \`${database}\`.\`${name}\` FROM ?@'%'`, [
+        dbaUser.name,
+      ]);
+      await admin.query(`GRANT ${privileges} ON \`${database}\`.\`${name}\` TO ?@'%'`, [dbaUser.name]);
+    }
+  }
   // Incremental snapshots write their watermarks into the signal table.
   await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.debezium_signal TO ?@'%'`, [
     debeziumUser.name,
