@@ -97,10 +97,11 @@ connect)
     echo "config.storage.replication.factor=-1"
     echo "status.storage.topic=flashgate-connect-status"
     echo "status.storage.replication.factor=-1"
-    echo "offset.flush.interval.ms=1000"
     # @flashgate/connect's workerSettings (packages/connect/src/worker.ts): Debezium's records leave one
-    # produce request at a time, and larger batches carry more per round trip.
+    # produce request at a time, and larger batches carry more per round trip; the stored offset a
+    # second behind the reader at most.
     echo "producer.batch.size=524288"
+    echo "offset.flush.interval.ms=1000"
     echo "listeners=http://0.0.0.0:8083"
     echo "rest.advertised.host.name=$(hostname)"
     echo "plugin.path=/opt/flashgate/plugins"

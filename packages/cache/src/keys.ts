@@ -61,7 +61,9 @@ export const cacheEpochKey = "fg:epoch:2";
  * The binlog source the cache was built from (identity) and the furthest position the maintainer has
  * seen it at. A different identity, or a position behind that one, means the positions in the cache
  * belong to another binlog (failover, RESET MASTER, a restore). `forced-rebuild` is "pending" from the
- * moment such a change is recorded until the forced rebuild of every SKU it calls for has finished.
+ * moment such a change is recorded until the forced rebuild of every SKU it calls for has finished;
+ * `reset-rebuild` from a reset of the connector's offsets (it then streams from the server's position
+ * at that moment, with no snapshot) until every SKU has been rebuilt from MySQL.
  */
 export const binlogSourceKey = "fg:binlog-source";
 

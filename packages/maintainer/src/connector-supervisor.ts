@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { cdcKeys, type FlashgateRedis, takeLease } from "@flashgate/cache";
+import { binlogSourceKey, cdcKeys, type FlashgateRedis, takeLease } from "@flashgate/cache";
 import { type ConnectClient, ConnectError, type ConnectorStatus, redactedTrace } from "@flashgate/connect";
 import { binlogPositionLost } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
@@ -17,6 +17,12 @@ export interface RestartBackoff {
 
 export const defaultBackoff: RestartBackoff = { firstMs: 2000, maxMs: 180_000, resetAfterMs: 60_000 };
 
+/**
+ * A heartbeat committed this recently has been applied: Debezium is reading the binlog now, whatever its
+ * stored offset says (flushed up to `offset.flush.interval.ms` ago, it can name a file a DBA's
+ * `PURGE BINARY LOGS` just removed while the reader is in a newer one).
+ */
+const readingWithinMs = 10_000;
 /** How long one lost offset, once reset, holds off another instance that read the same one. */
 const repositionHoldMs = 60_000;
 /** A resetting maintainer renews its lease (its proof of life) this often; it lapses after three missed renewals. */
@@ -32,10 +38,11 @@ const failedPart = (status: ConnectorStatus) =>
 /**
  * Keeps the Debezium connector reading, with no operator step: Kafka Connect never restarts a FAILED
  * task by itself, and a connector whose stored binlog position the server no longer holds (RESET MASTER,
- * a purge past it, a server with another history) reads nothing while it says RUNNING. Each pass either
- * resets such a position — Debezium then snapshots and streams on from the server's position now — or
- * restarts a FAILED connector or task with exponential backoff. The state lives in Redis, so two
- * maintainers doing this act as one.
+ * a purge past it, a server with another history) reads nothing while it says RUNNING. Each pass with no
+ * fresh heartbeat applied either resets such a position — Debezium then streams on from the server's
+ * position now, and the rebuilder loads what committed before from MySQL — or restarts a FAILED
+ * connector or task with exponential backoff. The state lives in Redis, so two maintainers doing this
+ * act as one.
  */
 export function createConnectorSupervisor(deps: {
   connect: ConnectClient;
@@ -51,6 +58,8 @@ export function createConnectorSupervisor(deps: {
   let unreachableSince: number | undefined;
 
   async function repositionIfLost(): Promise<boolean> {
+    const heartbeatAt = Number((await redis.get(cdcKeys.heartbeatApplied)) ?? 0);
+    if (Date.now() - heartbeatAt < readingWithinMs) return false;
     const offset = await connect.sourceOffset(connector);
     if (!offset) return false;
     const reason = await binlogPositionLost(pool, {
@@ -89,6 +98,9 @@ export function createConnectorSupervisor(deps: {
     try {
       await lease.mark(cdcKeys.resetting);
       await connect.resetOffsets(connector);
+      // The connector streams on from the server's position now, with no snapshot (snapshot.mode
+      // no_data): what committed before that, since its lost position, comes from MySQL.
+      await redis.hset(binlogSourceKey, "reset-rebuild", "pending");
     } finally {
       clearInterval(renew);
       await lease.release();

@@ -159,21 +159,26 @@ export function createRebuilder(deps: {
   }
 
   /**
-   * One pass of the watchdog: a changed binlog source or a missing epoch rebuilds everything (the first
-   * forced, since the old positions fence nothing), then queued and due SKUs. Never overlaps itself.
+   * One pass of the watchdog: a changed binlog source, a reset connector or a missing epoch rebuilds
+   * everything (the first forced, since the old positions fence nothing), then queued and due SKUs.
+   * Never overlaps itself.
    */
   async function check(): Promise<void> {
     if (running) return running;
     running = (async () => {
+      const [forced, afterReset] = await redis.hmget(binlogSourceKey, "forced-rebuild", "reset-rebuild");
       if (await sourceChanged()) {
         // The watermark and the positions it fenced belong to the old binlog.
         await redis.del(appliedWatermarkKey);
         await rebuildAll("source-changed", true);
-        await redis.hdel(binlogSourceKey, "forced-rebuild");
-      } else if ((await redis.hget(binlogSourceKey, "forced-rebuild")) === "pending") {
+        await redis.hdel(binlogSourceKey, "forced-rebuild", ...(afterReset ? ["reset-rebuild"] : []));
+      } else if (forced === "pending") {
         logger.warn("resuming the forced rebuild an earlier pass began after a binlog source change");
         await rebuildAll("source-changed-resumed", true);
-        await redis.hdel(binlogSourceKey, "forced-rebuild");
+        await redis.hdel(binlogSourceKey, "forced-rebuild", ...(afterReset ? ["reset-rebuild"] : []));
+      } else if (afterReset === "pending") {
+        await rebuildAll("connector-reset");
+        await redis.hdel(binlogSourceKey, "reset-rebuild");
       } else if (!(await redis.exists(cacheEpochKey))) await rebuildAll("epoch-missing");
       await drainQueue();
     })().finally(() => {

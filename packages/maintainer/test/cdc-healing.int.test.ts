@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { binlogSourceKey, cdcKeys } from "@flashgate/cache";
 import { connectClient, isRunning } from "@flashgate/connect";
 import { serverErrors } from "@flashgate/db";
+import { createLogger } from "@flashgate/logger";
 import { adminConnection, repoRoot } from "@flashgate/stack";
 import {
   type AppProcess,
@@ -21,7 +22,10 @@ import {
   testEngine,
 } from "@flashgate/testkit";
 import { type ApiHarness, soldOutSale, startApi } from "@flashgate/testkit/purchase-api";
+import type { RowDataPacket } from "mysql2/promise";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createConnectorSupervisor } from "../src/connector-supervisor.ts";
+import { createMaintainerMetrics } from "../src/metrics.ts";
 
 const connector = "flashgate-sale";
 /** What each recovery took, for the closing note and the README (test-artifacts/cdc-healing.json). */
@@ -216,6 +220,49 @@ describe("CDC heals itself", () => {
     await expectConverged(c, sale.activityId, sale.skuId);
   }, 300_000);
 
+  it("a real PURGE BINARY LOGS of the file the stored offset still names, while the reader is in the next: no reset, streaming goes on", async () => {
+    const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
+    await expectCdcFlows(c);
+    const metrics = createMaintainerMetrics();
+    const supervisor = createConnectorSupervisor({
+      connect,
+      connector,
+      pool: c.pool,
+      redis: c.redis,
+      metrics,
+      logger: createLogger("supervisor-test", "silent"),
+    });
+    const repositions = await maintainerMetric(maintainer, "flashgate_connector_repositions_total");
+    // A DBA rotates and purges; the offset Connect stored (flushed every second) still names the purged
+    // file for a moment while Debezium reads the new one. Tried until that moment is caught.
+    await eventually(
+      async () => {
+        const purged = await asRoot(async (admin) => {
+          const names = async () => {
+            const [logs] = await admin.query<RowDataPacket[]>("SHOW BINARY LOGS");
+            return logs.map((log) => String(log.Log_name));
+          };
+          await admin.query("FLUSH BINARY LOGS");
+          const before = await names();
+          // MariaDB keeps a file a reader still has open (a warning, not an error): purged is what went.
+          await admin.query("PURGE BINARY LOGS TO ?", [before[before.length - 1]]);
+          const after = await names();
+          return before.filter((name) => !after.includes(name));
+        });
+        const stored = await connect.sourceOffset(connector);
+        expect(purged).toContain(stored?.file);
+        await supervisor.check();
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    expect((await metrics.connectorRepositions.get()).values[0]?.value ?? 0).toBe(0);
+    // Debezium streams on from where it is: the next restock arrives through CDC, no reset, no snapshot.
+    const sale = await soldOut(c);
+    await setAvailable(c, sale, 5);
+    await eventually(async () => expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(5));
+    expect(await maintainerMetric(maintainer, "flashgate_connector_repositions_total")).toBe(repositions);
+  }, 300_000);
+
   it(`a maintainer SIGKILLed while its reset of a lost position has the connector stopped (after a real ${resetStatement}): the next one finishes the reset`, async () => {
     const sale = await soldOut(c);
     const connectUrl = stackEnv().KAFKA_CONNECT_URL;
@@ -371,4 +418,92 @@ describe("buyers are served what MySQL holds while CDC is down", () => {
       return part;
     });
   }, 300_000);
+
+  it("a lost position reset while buyers buy, on a sale table holding 1,000,000 orders of a past sale: a restock committed during the reset is sold within the fallback's bound, nothing oversold, the cache converges", async () => {
+    await ensureOrderHistory(1_000_000);
+    const sale = await soldOutSale(c, api);
+    const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
+    const repositions = await maintainerMetric(maintainer, "flashgate_connector_repositions_total");
+    // A lost position, as after a restore: RESET MASTER while the connector is stopped, then resumed.
+    await connect.stop(connector);
+    try {
+      await connect.waitUntil(connector, (status) => status?.connector.state === "STOPPED", {
+        failedGraceMs: 60_000,
+      });
+      await resetBinlog();
+    } finally {
+      await connect.resume(connector);
+    }
+    await eventually(
+      async () =>
+        expect(await maintainerMetric(maintainer, "flashgate_connector_repositions_total")).toBeGreaterThan(
+          repositions,
+        ),
+      { timeoutMs: 120_000, intervalMs: 100 },
+    );
+    // The reset is under way: a DBA restocks 20 units, and buyers keep coming, ten new ones every 100 ms.
+    await setAvailable(c, sale, 20);
+    const restocked = Date.now();
+    let firstSoldMs: number | undefined;
+    let sold = 0;
+    let buyer = 1000;
+    await eventually(
+      async () => {
+        const answers = await Promise.all(
+          Array.from({ length: 10 }, () => api.purchase(buyer++, sale).then((answer) => answer.status)),
+        );
+        sold += answers.filter((status) => status === 201).length;
+        if (sold) firstSoldMs ??= Date.now() - restocked;
+        expect(answers.filter((status) => status !== 201 && status !== 409)).toEqual([]);
+        expect(sold).toBeGreaterThanOrEqual(20);
+      },
+      { timeoutMs: 120_000, intervalMs: 100 },
+    );
+    timings.resetOnMillionOrdersRestockTo201 = firstSoldMs ?? -1;
+    // Sold from MySQL's state by the fallback, not after a snapshot of the order history.
+    expect(firstSoldMs).toBeLessThan(15_000);
+    expect(sold).toBe(20);
+    const [[orders]] = await c.pool.query<RowDataPacket[]>(
+      "SELECT COUNT(*) AS n FROM sale_order WHERE activity_id = ? AND sku_id = ? AND state <> 'CLOSED'",
+      [sale.activityId, sale.skuId],
+    );
+    expect(Number(orders.n)).toBe(21);
+    await expectConverged(c, sale.activityId, sale.skuId, 120_000);
+  }, 600_000);
 });
+
+/** A sale that ended a month ago, with `orders` paid orders: written without the binlog, as history is. */
+async function ensureOrderHistory(orders: number) {
+  const activityId = 9_000_000_001;
+  await asRoot(async (admin) => {
+    await admin.query("USE flashgate");
+    const [[held]] = await admin.query<RowDataPacket[]>(
+      "SELECT COUNT(*) AS n FROM sale_order WHERE activity_id = ?",
+      [activityId],
+    );
+    if (Number(held.n) >= orders) return;
+    await admin.query("SET SESSION sql_log_bin = 0");
+    // flashgate's own sessions leave the orders' version to their stock change: none here.
+    await admin.query("SET @flashgate_orders_move_stock = 1");
+    await admin.query(
+      `INSERT IGNORE INTO activity (id, name, starts_at, ends_at) VALUES
+        (?, 'a past sale', NOW(3) - INTERVAL 31 DAY, NOW(3) - INTERVAL 30 DAY)`,
+      [activityId],
+    );
+    await admin.query(
+      "INSERT IGNORE INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES (?, 1, 0, 1999, 'EUR')",
+      [activityId],
+    );
+    await admin.query("DELETE FROM sale_order WHERE activity_id = ?", [activityId]);
+    await admin.query(
+      `INSERT INTO sale_order
+         (order_id, request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+       WITH RECURSIVE digit (d) AS (SELECT 0 UNION ALL SELECT d + 1 FROM digit WHERE d < 99),
+         n (i) AS (SELECT a.d * 10000 + b.d * 100 + c.d FROM digit a, digit b, digit c)
+       SELECT CONCAT('history-', i), CONCAT('history-', i), ?, 1, i + 1, 'PAID', 1999, 'EUR',
+              NOW(3) - INTERVAL 31 DAY, NOW(3) - INTERVAL 30 DAY
+         FROM n WHERE i < ?`,
+      [activityId, orders],
+    );
+  });
+}

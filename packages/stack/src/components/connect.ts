@@ -56,7 +56,6 @@ export function connectWorker(ctx: StackContext, index: number): Component {
         "config.storage.replication.factor": -1,
         "status.storage.topic": "flashgate-connect-status",
         "status.storage.replication.factor": -1,
-        "offset.flush.interval.ms": 1000,
         ...workerSettings,
         listeners: url,
         "rest.advertised.host.name": "127.0.0.1",
