@@ -1,8 +1,9 @@
-import { appFields, defaultPorts, parseConfig } from "@flashgate/config";
+import { appFields, databaseFields, defaultPorts, parseConfig } from "@flashgate/config";
 import { z } from "zod";
 
 const maintainerConfigSchema = z.object({
   ...appFields(defaultPorts.cacheMaintainer),
+  ...databaseFields,
   KAFKA_BROKERS: z.string().regex(/^[\w.-]+:\d+(,[\w.-]+:\d+)*$/, "must be host:port[,host:port…]"),
   CONSUMER_GROUP: z.string().min(1).default("flashgate-cache-maintainer"),
   EXPIRY_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),

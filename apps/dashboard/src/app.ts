@@ -5,7 +5,6 @@ import { driftIncidents } from "@flashgate/sync";
 import { serviceRoutes } from "@flashgate/telemetry";
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
-import type { Pool } from "mysql2/promise";
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { Collector, DashboardSnapshot } from "./collector.ts";
 
@@ -14,14 +13,13 @@ const page = readFileSync(new URL("./public/index.html", import.meta.url), "utf8
 export interface AppDeps {
   collector: Collector;
   redis: FlashgateRedis;
-  pool: Pool;
   logger: Logger;
   sampleIntervalMs: number;
 }
 
 /**
  * One sampler feeds every viewer: the latest snapshot is shared, so ten open tabs do not mean ten
- * times the drift checks against MySQL.
+ * times the scrapes and Redis reads.
  */
 export function createApp(deps: AppDeps) {
   const registry = new Registry();
@@ -91,11 +89,5 @@ export function createApp(deps: AppDeps) {
         }
       }),
     )
-    .route(
-      "/",
-      serviceRoutes(
-        { redis: () => deps.redis.ping(), database: () => deps.pool.query("SELECT 1") },
-        registry,
-      ),
-    );
+    .route("/", serviceRoutes({ redis: () => deps.redis.ping() }, registry));
 }

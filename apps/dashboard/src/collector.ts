@@ -1,6 +1,6 @@
 import { type FlashgateRedis, skuRef } from "@flashgate/cache";
 import { type ConnectorStatus, connectClient, redactedStatus } from "@flashgate/connect";
-import { type DriftCheck, driftIncidents, reconcile } from "@flashgate/sync";
+import { type DriftCheck, driftIncidents, latestDriftCheck } from "@flashgate/sync";
 import {
   histogramBuckets,
   parsePrometheus,
@@ -8,7 +8,6 @@ import {
   type Sample,
   sumOf,
 } from "@flashgate/telemetry/scrape";
-import type { Pool } from "mysql2/promise";
 
 interface SeriesPoint {
   at: number;
@@ -27,6 +26,9 @@ interface SkuPoint {
 
 export interface DashboardSnapshot {
   at: number;
+  /** When the maintainers' drift check behind `skus` ran (null: none has run), and how many SKUs it compared. */
+  checkedAt: number | null;
+  compared: number;
   skus: DriftCheck["skus"];
   series: SeriesPoint[];
   /** Per SKU ("activity:sku"), the last samples of available units in MySQL and in Redis. */
@@ -46,20 +48,23 @@ const scrape = async (url: string): Promise<Sample[] | undefined> => {
 };
 
 /**
- * Samples the numbers behind every panel: MySQL vs Redis per SKU (the drift check's own verdicts),
- * the maintainer's and API's Prometheus metrics as rates and quantiles, Connect's states.
+ * Samples the numbers behind every panel: MySQL vs Redis per SKU (the maintainers' drift check, as it
+ * published it: the dashboard holds no database account), the maintainer's and API's Prometheus metrics
+ * as rates and quantiles, Connect's states.
  */
 export function createCollector(deps: {
-  pool: Pool;
   redis: FlashgateRedis;
   connectUrl: string;
   maintainerUrl: string;
   apiUrl: string;
   points?: number;
+  /** SKUs shown, the drifted first. */
+  skus?: number;
 }) {
   const connect = connectClient(deps.connectUrl);
   const series: SeriesPoint[] = [];
   const skuHistory = new Map<string, SkuPoint[]>();
+  let lastCheckedAt: number | undefined;
 
   /** Appends each SKU's sample; a SKU no longer listed is dropped. */
   function recordSkus(at: number, skus: DriftCheck["skus"]) {
@@ -121,16 +126,20 @@ export function createCollector(deps: {
     async snapshot(): Promise<DashboardSnapshot> {
       const [{ deadLetters }, check, connectorStates, incidents] = await Promise.all([
         sampleSeries(),
-        // Viewing is read-only: incidents are recorded by the maintainer's checks and by repairs.
-        reconcile(deps.pool, deps.redis, { settleMs: 1500, limit: 50, recordIncidents: false }),
+        latestDriftCheck(deps.redis),
         connectors(),
         driftIncidents(deps.redis, 30),
       ]);
       const at = Date.now();
-      recordSkus(at, check.skus);
+      const skus = check?.skus.slice(0, deps.skus ?? 50) ?? [];
+      // A SKU's history gains a point per check, not per sample.
+      if (check && check.checkedAt !== lastCheckedAt) recordSkus(check.checkedAt, skus);
+      lastCheckedAt = check?.checkedAt;
       return {
         at,
-        skus: check.skus,
+        checkedAt: check?.checkedAt ?? null,
+        compared: check?.compared ?? 0,
+        skus,
         series: [...series],
         skuHistory: Object.fromEntries([...skuHistory].map(([key, points]) => [key, [...points]])),
         connectors: connectorStates,

@@ -1,5 +1,4 @@
 import { redisClient, withScripts } from "@flashgate/cache";
-import { createPool } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
 import { serve } from "@hono/node-server";
 import { createApp } from "./app.ts";
@@ -10,22 +9,19 @@ const config = loadConfig(process.env);
 const logger = createLogger("dashboard", config.LOG_LEVEL);
 const redis = withScripts(redisClient(config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 1000 }));
 redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
-const pool = createPool(config.DATABASE_URL, { connectionLimit: 4 });
 const collector = createCollector({
-  pool,
   redis,
   connectUrl: config.KAFKA_CONNECT_URL,
   maintainerUrl: config.MAINTAINER_URL,
   apiUrl: config.PURCHASE_API_URL,
 });
-const app = createApp({ collector, redis, pool, logger, sampleIntervalMs: config.SAMPLE_INTERVAL_MS });
+const app = createApp({ collector, redis, logger, sampleIntervalMs: config.SAMPLE_INTERVAL_MS });
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) =>
   logger.info({ port: info.port }, "dashboard listening"),
 );
 
 const shutdown = () => {
   server.close();
-  pool.end().catch(() => {});
   redis.disconnect();
   setTimeout(() => process.exit(0), 500).unref();
 };

@@ -1,9 +1,10 @@
-import { appFields, defaultPorts, int, parseConfig, secret } from "@flashgate/config";
+import { appFields, databaseFields, defaultPorts, int, parseConfig, secret } from "@flashgate/config";
 import { z } from "zod";
 
 const purchaseApiConfigSchema = z
   .object({
     ...appFields(defaultPorts.purchaseApi),
+    ...databaseFields,
     AUTH_JWT_SECRET: secret(),
     ADMIN_JWT_SECRET: secret(),
     PAYMENT_WEBHOOK_SECRET: secret(),

@@ -13,6 +13,7 @@ export {
   buyerField,
   cacheEpochKey,
   cdcKeys,
+  driftCheckKey,
   driftIncidentsKey,
   endedGraceMs,
   parseSkuRef,

@@ -80,6 +80,9 @@ export const endedGraceMs = 24 * 3600 * 1000;
 /** The newest drift incidents (repairs, isolations, repositions), at most 200, newest first. */
 export const driftIncidentsKey = "fg:drift:incidents";
 
+/** The maintainers' latest drift check, as the dashboard shows it (it holds no database account). */
+export const driftCheckKey = "fg:drift:last";
+
 /** The highest binlog position the maintainer has applied with nothing older left in hand (from heartbeats). */
 export const appliedWatermarkKey = "fg:watermark";
 

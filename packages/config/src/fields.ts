@@ -9,12 +9,16 @@ export const int = (fallback: number, min = 1) => z.coerce.number().int().min(mi
 export const secret = () =>
   z.string().refine((value) => Buffer.byteLength(value) >= 32, "must be at least 32 bytes");
 
-/** What every flashgate app reads: where it listens, its two stores, how much it logs. */
+/** What every flashgate app reads: where it listens, its Redis, how much it logs. */
 export const appFields = (defaultPort: number) => ({
   PORT: port(defaultPort),
   // Loopback unless told otherwise: a container publishes its port from 0.0.0.0 (docker-compose.yml).
   HOST: z.string().min(1).default("127.0.0.1"),
-  DATABASE_URL: z.string().startsWith("mysql://", "must be a mysql:// URL"),
   REDIS_URL: z.string().startsWith("redis://", "must be a redis:// URL"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
+
+/** What an app that talks to MySQL reads besides (the dashboard does not). */
+export const databaseFields = {
+  DATABASE_URL: z.string().startsWith("mysql://", "must be a mysql:// URL"),
+};

@@ -1,12 +1,13 @@
 import type { FlashgateRedis } from "@flashgate/cache";
 import type { Logger } from "@flashgate/logger";
-import { reconcile } from "@flashgate/sync";
+import { publishDriftCheck, reconcile } from "@flashgate/sync";
 import type { Pool } from "mysql2/promise";
 import type { MaintainerMetrics } from "./metrics.ts";
 
 /**
  * The periodic drift check: every live SKU compared with MySQL (repaired when asked), the SKUs still
- * drifted in a gauge an alert watches, each one logged with both views.
+ * drifted in a gauge an alert watches, each one logged with both views, the verdicts published for the
+ * dashboard.
  */
 export function createDriftCheck(deps: {
   pool: Pool;
@@ -21,6 +22,7 @@ export function createDriftCheck(deps: {
     metrics.driftedSkus.set(check.drifted.length - check.repaired);
     metrics.driftLastCheck.set(check.checkedAt / 1000);
     metrics.driftRepairs.inc(check.repaired);
+    await publishDriftCheck(redis, check);
     for (const sku of check.drifted) {
       logger.warn(
         { activityId: sku.activityId, skuId: sku.skuId, database: sku.database, cache: sku.cache },

@@ -1,4 +1,10 @@
-import { appliedWatermarkKey, driftIncidentsKey, type FlashgateRedis, skuKeys } from "@flashgate/cache";
+import {
+  appliedWatermarkKey,
+  driftCheckKey,
+  driftIncidentsKey,
+  type FlashgateRedis,
+  skuKeys,
+} from "@flashgate/cache";
 import { binlogPosition } from "@flashgate/cdc";
 import { binlogCoordinates, liveSkus, readSkuSnapshot, type SkuSnapshot } from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
@@ -144,4 +150,33 @@ export async function recordIncident(redis: FlashgateRedis, incident: Record<str
 
 export async function driftIncidents(redis: FlashgateRedis, count = 50): Promise<Record<string, unknown>[]> {
   return (await redis.lrange(driftIncidentsKey, 0, count - 1)).map((line) => JSON.parse(line));
+}
+
+/** A check as published for viewers: when it ran, how many SKUs it compared, the first of them (drifted first). */
+export interface PublishedDriftCheck {
+  checkedAt: number;
+  compared: number;
+  skus: SkuDriftReport[];
+}
+
+/** A published check holds at most this many SKUs: what a page shows, not a deployment's whole catalogue. */
+const publishedSkus = 200;
+
+/**
+ * Publishes the maintainer's check, so that a viewer shows its verdicts without a database account of
+ * its own (a verdict needs share-locking reads, which are a writer's privilege).
+ */
+export async function publishDriftCheck(redis: FlashgateRedis, check: DriftCheck) {
+  const rest = check.skus.filter((sku) => sku.verdict !== "drift");
+  const published: PublishedDriftCheck = {
+    checkedAt: check.checkedAt,
+    compared: check.skus.length,
+    skus: [...check.drifted, ...rest].slice(0, publishedSkus),
+  };
+  await redis.set(driftCheckKey, JSON.stringify(published));
+}
+
+export async function latestDriftCheck(redis: FlashgateRedis): Promise<PublishedDriftCheck | undefined> {
+  const text = await redis.get(driftCheckKey);
+  return text ? (JSON.parse(text) as PublishedDriftCheck) : undefined;
 }

@@ -21,6 +21,12 @@ describe("each app is started with the secrets it uses and no others", () => {
     expect(holds(appEnvOf("cache-maintainer", ctx, 1))).toEqual([]);
   });
 
+  it("the dashboard holds no database account: it reads the maintainers' verdicts from Redis", () => {
+    const env = appEnvOf("dashboard", ctx, 1);
+    expect(env.DATABASE_URL).toBeUndefined();
+    expect(Object.values(env).some((value) => value.includes(ctx.secrets.appDbPassword))).toBe(false);
+  });
+
   it("the purchase-api holds the three it verifies with, and its port", () => {
     const env = appEnvOf("purchase-api", ctx, 18080);
     expect(holds(env)).toEqual(secrets);

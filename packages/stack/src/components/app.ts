@@ -23,7 +23,10 @@ export const appEnv = (ctx: StackContext): Record<string, string> => ({
   MAINTAINER_URL: `http://127.0.0.1:${ctx.config.FLASHGATE_MAINTAINER_PORT}`,
 });
 
-/** What each app reads: it is given that and nothing else (the dashboard holds no token or webhook secret). */
+/**
+ * What each app reads: it is given that and nothing else (the dashboard holds no token, no webhook
+ * secret and no database account: it shows the maintainers' drift verdicts from Redis).
+ */
 const appNeeds = {
   "purchase-api": [
     "DATABASE_URL",
@@ -33,7 +36,7 @@ const appNeeds = {
     "PAYMENT_WEBHOOK_SECRET",
   ],
   "cache-maintainer": ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "KAFKA_CONNECT_URL"],
-  dashboard: ["DATABASE_URL", "REDIS_URL", "KAFKA_CONNECT_URL", "PURCHASE_API_URL", "MAINTAINER_URL"],
+  dashboard: ["REDIS_URL", "KAFKA_CONNECT_URL", "PURCHASE_API_URL", "MAINTAINER_URL"],
 } as const;
 
 type AppName = keyof typeof appNeeds;
