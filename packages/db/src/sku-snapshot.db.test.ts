@@ -65,7 +65,6 @@ describe("reading a SKU for the cache, fenced by the binlog, on the database alo
       );
       const uncommitted = await binlogCoordinates(dba);
       const reading = readSkuSnapshot(pool, ids.activityId, ids.skuId);
-      reading.then((e) => console.log("DEBUG rejected", e));
       // The read waits in its share lock of the stock row, which the restock holds (InnoDB's own lock
       // lists miss a wait during the optimizer's read of a row by its key; the process list shows it).
       await eventually(

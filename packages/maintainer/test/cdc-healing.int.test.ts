@@ -23,7 +23,7 @@ import {
 } from "@flashgate/testkit";
 import { type ApiHarness, soldOutSale, startApi } from "@flashgate/testkit/purchase-api";
 import type { RowDataPacket } from "mysql2/promise";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { createConnectorSupervisor } from "../src/connector-supervisor.ts";
 import { createMaintainerMetrics } from "../src/metrics.ts";
 
@@ -419,9 +419,15 @@ describe("buyers are served what MySQL holds while CDC is down", () => {
     });
   }, 300_000);
 
-  it("a lost position reset while buyers buy, on a sale table holding 1,000,000 orders of a past sale: a restock committed during the reset is sold within the fallback's bound, nothing oversold, the cache converges", async () => {
+  it("a lost position reset during a storm, on a sale table holding 1,000,000 orders of a past sale: a restock committed during the reset is sold within the fallback's bound, nothing oversold, the caches converge", async () => {
     await ensureOrderHistory(1_000_000);
     const sale = await soldOutSale(c, api);
+    // A storm on another SKU of the sale's kind, from before the position is lost until the caches converge.
+    const stormSale = freshIds();
+    await createSale(c.pool, { ...stormSale, units: 2000 });
+    await expectConverged(c, stormSale.activityId, stormSale.skuId);
+    const stormAnswers = storm(api, stormSale, 24);
+    onTestFinished(() => stormAnswers.stop().then(() => undefined));
     const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
     const repositions = await maintainerMetric(maintainer, "flashgate_connector_repositions_total");
     // A lost position, as after a restore: RESET MASTER while the connector is stopped, then resumed.
@@ -469,8 +475,44 @@ describe("buyers are served what MySQL holds while CDC is down", () => {
     );
     expect(Number(orders.n)).toBe(21);
     await expectConverged(c, sale.activityId, sale.skuId, 120_000);
+    const statuses = await stormAnswers.stop();
+    // Every buyer of the storm got a true answer: a unit (201) or sold out (409), never an error.
+    expect(statuses.filter((status) => status !== 201 && status !== 409)).toEqual([]);
+    const stormSold = statuses.filter((status) => status === 201).length;
+    const [[stormOrders]] = await c.pool.query<RowDataPacket[]>(
+      "SELECT COUNT(*) AS n FROM sale_order WHERE activity_id = ? AND sku_id = ? AND state <> 'CLOSED'",
+      [stormSale.activityId, stormSale.skuId],
+    );
+    expect(Number(stormOrders.n)).toBe(stormSold);
+    expect(stormSold).toBeLessThanOrEqual(2000);
+    timings.resetDuringStormRequests = statuses.length;
+    await expectConverged(c, stormSale.activityId, stormSale.skuId, 120_000);
   }, 600_000);
 });
+
+/** Buyers of one SKU, `concurrency` at a time, each a new user, until stopped; `stop` gives their answers' statuses. */
+function storm(api: ApiHarness, sale: { activityId: number; skuId: number }, concurrency: number) {
+  let running = true;
+  let buyer = 5_000_000;
+  const statuses: number[] = [];
+  const buyers = Array.from({ length: concurrency }, async () => {
+    // A request that fails outright is recorded as status 0: an error, like a 5xx.
+    while (running)
+      statuses.push(
+        await api.purchase(buyer++, sale).then(
+          (answer) => answer.status,
+          () => 0,
+        ),
+      );
+  });
+  return {
+    stop: async () => {
+      running = false;
+      await Promise.all(buyers);
+      return statuses;
+    },
+  };
+}
 
 /** A sale that ended a month ago, with `orders` paid orders: written without the binlog, as history is. */
 async function ensureOrderHistory(orders: number) {
