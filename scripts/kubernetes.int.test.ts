@@ -13,6 +13,20 @@ interface Container {
   resources: Record<string, unknown>;
 }
 
+interface PodSpec {
+  securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; seccompProfile?: { type: string } };
+  containers: {
+    name: string;
+    command?: string[];
+    securityContext?: Record<string, unknown>;
+    volumeMounts?: { name: string; mountPath: string }[];
+  }[];
+  initContainers?: PodSpec["containers"];
+  volumes?: { name: string; emptyDir?: { medium?: string } }[];
+}
+
+const podOf = (workload: Resource) => (workload.spec as { template: { spec: PodSpec } }).template.spec;
+
 interface Resource {
   apiVersion: string;
   kind: string;
@@ -113,6 +127,43 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
     const budgets = rendered.filter((r) => r.kind === "PodDisruptionBudget").map((p) => p.metadata.name);
     expect(budgets.sort()).toEqual(["cache-maintainer", "dashboard", "purchase-api", "redis"]);
     expect(rendered.filter((r) => r.kind === "Secret")).toEqual([]);
+  });
+
+  it("runs every pod it defines at the restricted Pod Security level, Redis's password in memory only", () => {
+    const namespace = rendered.find((r) => r.kind === "Namespace") as Resource & {
+      metadata: { labels?: Record<string, string> };
+    };
+    expect(namespace.metadata.labels?.["pod-security.kubernetes.io/enforce"]).toBe("restricted");
+    const workloads = rendered.filter((r) => ["Deployment", "StatefulSet", "Job"].includes(r.kind));
+    expect(workloads.map((w) => `${w.kind} ${w.metadata.name}`).sort()).toEqual([
+      "Deployment cache-maintainer",
+      "Deployment dashboard",
+      "Deployment purchase-api",
+      "Job redis-cluster-create",
+      "StatefulSet redis",
+    ]);
+    for (const workload of workloads) {
+      const where = `${workload.kind} ${workload.metadata.name}`;
+      const pod = podOf(workload);
+      expect(pod.securityContext, where).toMatchObject({
+        runAsNonRoot: true,
+        seccompProfile: { type: "RuntimeDefault" },
+      });
+      expect(pod.securityContext?.runAsUser, where).toBeGreaterThan(0);
+      for (const container of [...pod.containers, ...(pod.initContainers ?? [])])
+        expect(container.securityContext, `${where} ${container.name}`).toEqual({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ["ALL"] },
+        });
+    }
+    const redisPod = podOf(workloads.find((w) => w.kind === "StatefulSet") as Resource);
+    const [redis] = redisPod.containers;
+    const authFile = /--include (\S+)/.exec(redis.command?.join(" ") ?? "")?.[1] ?? "";
+    const mount = redis.volumeMounts?.find((m) => authFile.startsWith(`${m.mountPath}/`));
+    expect(redisPod.volumes?.find((v) => v.name === mount?.name)?.emptyDir).toMatchObject({
+      medium: "Memory",
+    });
   });
 
   it("gives the CDC topics the partitions and replication of the cluster topology", () => {
