@@ -38,6 +38,9 @@ export interface DashboardSnapshot {
   incidents: Record<string, unknown>[];
 }
 
+/** SKUs shown, the drifted first (as the check publishes them). */
+const shownSkus = 50;
+
 const scrape = async (url: string): Promise<Sample[] | undefined> => {
   try {
     const response = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(1500) });
@@ -58,8 +61,6 @@ export function createCollector(deps: {
   maintainerUrl: string;
   apiUrl: string;
   points?: number;
-  /** SKUs shown, the drifted first. */
-  skus?: number;
 }) {
   const connect = connectClient(deps.connectUrl);
   const series: SeriesPoint[] = [];
@@ -131,7 +132,7 @@ export function createCollector(deps: {
         driftIncidents(deps.redis, 30),
       ]);
       const at = Date.now();
-      const skus = check?.skus.slice(0, deps.skus ?? 50) ?? [];
+      const skus = check?.skus.slice(0, shownSkus) ?? [];
       // A SKU's history gains a point per check, not per sample.
       if (check && check.checkedAt !== lastCheckedAt) recordSkus(check.checkedAt, skus);
       lastCheckedAt = check?.checkedAt;
