@@ -106,4 +106,10 @@ export const cdcKeys = {
   heartbeatApplied: "fg:cdc:heartbeat-applied",
   /** When (ms) a maintainer last applied a batch of CDC records: the stream moving, however far behind. */
   changesApplied: "fg:cdc:changes-applied",
+  /**
+   * Set by the rebuild watchdog when the binlog went back on the same server (RESET MASTER, a restore):
+   * the connector's stored offset belongs to the history before, however valid its coordinates look
+   * once the new history has outgrown them. Cleared by the reset it calls for.
+   */
+  historyReset: "fg:cdc:history-reset",
 } as const;

@@ -58,15 +58,23 @@ export function createConnectorSupervisor(deps: {
   let unreachableSince: number | undefined;
 
   async function repositionIfLost(): Promise<boolean> {
+    // A reset binlog is judged at once: heartbeats read from the new history past the old offset prove
+    // nothing, and its coordinates look held as soon as the new history outgrows them.
+    const historyReset = await redis.get(cdcKeys.historyReset);
     const heartbeatAt = Number((await redis.get(cdcKeys.heartbeatApplied)) ?? 0);
-    if (Date.now() - heartbeatAt < readingWithinMs) return false;
+    if (!historyReset && Date.now() - heartbeatAt < readingWithinMs) return false;
     const offset = await connect.sourceOffset(connector);
-    if (!offset) return false;
-    const reason = await binlogPositionLost(pool, {
-      file: typeof offset.file === "string" ? offset.file : undefined,
-      pos: typeof offset.pos === "number" ? offset.pos : undefined,
-      gtids: typeof offset.gtids === "string" ? offset.gtids : undefined,
-    });
+    if (!offset) {
+      if (historyReset) await redis.del(cdcKeys.historyReset);
+      return false;
+    }
+    const reason = historyReset
+      ? `the binlog was reset on its server (seen back at ${historyReset}): the stored offset is from the history before`
+      : await binlogPositionLost(pool, {
+          file: typeof offset.file === "string" ? offset.file : undefined,
+          pos: typeof offset.pos === "number" ? offset.pos : undefined,
+          gtids: typeof offset.gtids === "string" ? offset.gtids : undefined,
+        });
     if (!reason) return false;
     const held = createHash("sha256").update(JSON.stringify(offset)).digest("hex").slice(0, 16);
     if ((await redis.set(cdcKeys.reposition(held), "1", "PX", repositionHoldMs, "NX")) !== "OK") return true;
@@ -101,6 +109,7 @@ export function createConnectorSupervisor(deps: {
       // The connector streams on from the server's position now, with no snapshot (snapshot.mode
       // no_data): what committed before that, since its lost position, comes from MySQL.
       await redis.hset(binlogSourceKey, "reset-rebuild", "pending");
+      await redis.del(cdcKeys.historyReset);
     } finally {
       clearInterval(renew);
       await lease.release();

@@ -2,6 +2,7 @@ import {
   appliedWatermarkKey,
   binlogSourceKey,
   cacheEpochKey,
+  cdcKeys,
   type FlashgateRedis,
   parseSkuRef,
   rebuildQueueKey,
@@ -144,6 +145,8 @@ export function createRebuilder(deps: {
         "binlog source changed: every cached position belongs to another binlog; rebuilding all SKUs",
       );
       await recordIncident(redis, { kind: "source-changed", was: identity, now: source.identity, position });
+      // The same server's binlog went back: the connector's stored offset is from the history before.
+      if (identity === source.identity) await redis.set(cdcKeys.historyReset, position);
     }
     // The pending forced rebuild is recorded with the new identity, so a maintainer killed or failing
     // before it is done leaves it for the next pass, whichever maintainer runs that.
