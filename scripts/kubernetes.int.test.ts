@@ -8,21 +8,20 @@ import { connectFile, connectYaml } from "./kubernetes.ts";
 import { type StrimziKind, strimziSchemas } from "./strimzi-schemas.ts";
 
 interface Container {
+  name: string;
+  command?: string[];
   startupProbe?: { httpGet: { path: string } };
   readinessProbe: { httpGet: { path: string } };
   livenessProbe: { httpGet: { path: string } };
   resources: Record<string, unknown>;
+  securityContext?: Record<string, unknown>;
+  volumeMounts?: { name: string; mountPath: string }[];
 }
 
 interface PodSpec {
   securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; seccompProfile?: { type: string } };
-  containers: {
-    name: string;
-    command?: string[];
-    securityContext?: Record<string, unknown>;
-    volumeMounts?: { name: string; mountPath: string }[];
-  }[];
-  initContainers?: PodSpec["containers"];
+  containers: Container[];
+  initContainers?: Container[];
   volumes?: { name: string; emptyDir?: { medium?: string } }[];
 }
 
@@ -115,8 +114,7 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
       "purchase-api",
     ]);
     for (const deployment of deployments) {
-      const container = (deployment.spec as { template: { spec: { containers: Container[] } } }).template.spec
-        .containers[0];
+      const [container] = podOf(deployment).containers;
       // The API's pods stay in their Service through a shared store's blip (they answer 503 by themselves):
       // its dependencies gate only its start.
       if (deployment.metadata.name === "purchase-api") {
