@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { binlogSourceKey, cdcKeys } from "@flashgate/cache";
+import { binlogSourceKey, cdcKeys, readCachedSku } from "@flashgate/cache";
 import { connectClient, isRunning } from "@flashgate/connect";
 import { serverErrors } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
@@ -148,8 +148,15 @@ describe("CDC heals itself", () => {
     expect(maintainer.output()).toMatch(/connector FAILED; restarting it/);
   }, 240_000);
 
-  it(`a real ${resetStatement} while the connector streams: the restock right after reaches Redis, and later changes too`, async () => {
+  it(`a real ${resetStatement} while the connector streams: detected, every cached SKU rebuilt into the new history, the restock right after reaches Redis, and later changes too`, async () => {
     const sale = await soldOut(c);
+    // A SKU nobody changes after the reset: only the watchdog's rebuild can move its cached position into
+    // the new history, where the position guard lets later changes through.
+    const quiet = freshIds();
+    await createSale(c.pool, { ...quiet, units: 3 });
+    await expectConverged(c, quiet.activityId, quiet.skuId);
+    const quietBefore = (await readCachedSku(c.redis, quiet.activityId, quiet.skuId))?.position;
+    const detectedBefore = await maintainerMetric(maintainer, "flashgate_binlog_source_changes_total");
     await resetBinlog();
     const reset = Date.now();
     await setAvailable(c, sale, 5);
@@ -169,6 +176,16 @@ describe("CDC heals itself", () => {
       },
     );
     await expectConverged(c, sale.activityId, sale.skuId);
+    expect(await maintainerMetric(maintainer, "flashgate_binlog_source_changes_total")).toBeGreaterThan(
+      detectedBefore,
+    );
+    expect((await readCachedSku(c.redis, quiet.activityId, quiet.skuId))?.position).toSatisfy(
+      (position) => typeof position === "string" && quietBefore !== undefined && position < quietBefore,
+    );
+    await setAvailable(c, quiet, 1);
+    await eventually(async () =>
+      expect(await cachedAvailable(c.redis, quiet.activityId, quiet.skuId)).toBe(1),
+    );
     // MariaDB's task fails on the reset and is repositioned: the next test starts from a whole pipeline.
     await expectCdcFlows(c);
   }, 300_000);
