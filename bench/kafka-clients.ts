@@ -1,8 +1,8 @@
 // npm run bench:kafka-clients — the maintainer's consume-and-apply on the sale topic with each Kafka
-// client, side by side in one run on the bench stack (no apps): a burst of changes consumed from the
-// start by a fresh group, applied to Redis by the maintainer's own applier, offsets committed only after
-// Redis holds a batch; then a burst during which the broker is killed (SIGKILL) and restarted.
-
+// client, its own (kafkajs) and @platformatic/kafka, side by side in one run on the bench stack (no apps):
+// the canary rerun on every upgrade of either. A burst of changes is consumed from the start by a fresh
+// group, applied to Redis by the maintainer's own applier, offsets committed only after Redis holds a
+// batch; then a burst during which the broker is killed (SIGKILL) and restarted.
 import { redisClient, skuKeys, withScripts } from "@flashgate/cache";
 import { topics } from "@flashgate/cdc";
 import { createPool } from "@flashgate/db";
@@ -13,11 +13,19 @@ import {
   createMaintainerMetrics,
   createRebuilder,
   ensureTopics,
+  kafkaClient,
   startConsumer,
 } from "@flashgate/maintainer";
 import { readPid, up } from "@flashgate/stack";
 import { loadSkuFromDatabase } from "@flashgate/sync";
-import { Producer, stringSerializers } from "@platformatic/kafka";
+import {
+  Consumer,
+  type Message,
+  type MessagesStream,
+  Producer,
+  stringDeserializers,
+  stringSerializers,
+} from "@platformatic/kafka";
 import { Kafka, logLevel } from "kafkajs";
 import { startBenchStack } from "./lib/env.ts";
 import { runFolder, writeResult } from "./lib/report.ts";
@@ -30,10 +38,10 @@ const batchMax = 2000;
 
 const { ctx, env } = await startBenchStack();
 const brokers = env.KAFKA_BROKERS.split(",");
-await ensureTopics(brokers);
 const pool = createPool(env.DATABASE_URL, { connectionLimit: 8 });
 const redis = withScripts(redisClient(env.REDIS_URL));
 const logger = createLogger("bench-kafka-clients", "warn");
+await ensureTopics(kafkaClient(brokers, "bench-topics", logger));
 const admin = new Kafka({ clientId: "bench-admin", brokers, logLevel: logLevel.NOTHING }).admin();
 await admin.connect();
 
@@ -114,12 +122,13 @@ const applier = () => {
   return { metrics, applier: createApplier({ redis, pool, metrics, logger, isolate: rebuilder.isolate }) };
 };
 
-/** The maintainer's own consumer (@platformatic/kafka). */
-async function platformatic(groupId: string) {
+/** The maintainer's own consumer (kafkajs). */
+async function kafkajs(groupId: string) {
   const { metrics, applier: apply } = applier();
-  const deadLetters = createDeadLetterSink(brokers);
+  const kafka = kafkaClient(brokers, groupId, logger);
+  const deadLetters = createDeadLetterSink(kafka);
   const consumer = await startConsumer({
-    brokers,
+    kafka,
     groupId,
     applier: apply,
     redis,
@@ -134,45 +143,52 @@ async function platformatic(groupId: string) {
   };
 }
 
-/** The same loop on kafkajs: batches of at most batchMax applied, then their offsets committed. */
-async function kafkajs(groupId: string) {
+/**
+ * The same loop on @platformatic/kafka, the maintainer's client before (ADR 0019): batches of at most
+ * batchMax applied, then each partition's last offset committed; a stream that fails (the broker killed)
+ * is joined again from the group's commits.
+ */
+async function platformatic(groupId: string) {
   const { applier: apply } = applier();
-  const consumer = new Kafka({
-    clientId: groupId,
-    brokers,
-    logLevel: logLevel.NOTHING,
-    retry: { retries: 100 },
-  }).consumer({
-    groupId,
-    maxBytesPerPartition: 4 * 1024 * 1024,
-  });
-  await consumer.connect();
-  await consumer.subscribe({ topics: [topics.sale, topics.activity, topics.heartbeat], fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
-    eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning }) => {
-      for (let start = 0; start < batch.messages.length && isRunning(); start += batchMax) {
-        const messages = batch.messages.slice(start, start + batchMax);
-        await apply.applyBatch(
-          messages.map((m) => ({
-            topic: batch.topic,
-            partition: batch.partition,
-            offset: BigInt(m.offset),
-            key: m.key?.toString(),
-            value: m.value?.toString(),
-          })),
-        );
-        const last = messages[messages.length - 1].offset;
-        resolveOffset(last);
-        await consumer.commitOffsets([
-          { topic: batch.topic, partition: batch.partition, offset: String(BigInt(last) + 1n) },
-        ]);
-        await heartbeat();
+  let closing = false;
+  let stream: MessagesStream<string, string, string, string> | undefined;
+  const loop = (async () => {
+    while (!closing) {
+      const consumer = new Consumer({
+        groupId,
+        clientId: groupId,
+        bootstrapBrokers: brokers,
+        deserializers: stringDeserializers,
+      });
+      try {
+        stream = await consumer.consume({
+          topics: [topics.sale, topics.activity, topics.heartbeat],
+          mode: "committed",
+          fallbackMode: "earliest",
+          autocommit: false,
+          maxWaitTime: 500,
+        });
+        const batch: Message<string, string, string, string>[] = [];
+        for await (const message of stream) {
+          batch.push(message);
+          if (batch.length < batchMax && stream.readableLength > 0) continue;
+          await apply.applyBatch(batch);
+          const last = new Map(batch.map((record) => [`${record.topic}:${record.partition}`, record]));
+          await Promise.all([...last.values()].map((record) => record.commit()));
+          batch.length = 0;
+        }
+      } catch {
+        if (!closing) await new Promise((resolve) => setTimeout(resolve, 1000));
+      } finally {
+        await consumer.close(true).catch(() => {});
       }
-    },
-  });
-  return () => consumer.disconnect();
+    }
+  })();
+  return async () => {
+    closing = true;
+    await stream?.close().catch(() => {});
+    await loop;
+  };
 }
 
 const killKafka = () => {

@@ -10,6 +10,7 @@ import {
   createDriftCheck,
   createMaintainerMetrics,
   createRebuilder,
+  kafkaClient,
   startConsumer,
 } from "@flashgate/maintainer";
 import { serve } from "@hono/node-server";
@@ -79,9 +80,10 @@ export async function startMaintainer(config: MaintainerConfig, logger: Logger) 
     logger,
   );
 
-  const deadLetters = createDeadLetterSink(brokers);
+  const kafka = kafkaClient(brokers, `flashgate-cache-maintainer-${process.pid}`, logger);
+  const deadLetters = createDeadLetterSink(kafka);
   const consumer = await startConsumer({
-    brokers,
+    kafka,
     groupId: config.CONSUMER_GROUP,
     applier: createApplier({ redis, pool, metrics, logger, isolate: rebuilder.isolate }),
     redis,

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { FlashgateRedis } from "@flashgate/cache";
 import type { Logger } from "@flashgate/logger";
+import type { Kafka } from "kafkajs";
 import type { Applier } from "./applier.ts";
 import type { DeadLetterSink } from "./dead-letters.ts";
 import type { MaintainerMetrics } from "./metrics.ts";
@@ -12,7 +13,7 @@ import { createWatermark } from "./watermark.ts";
 export const consumerGroup = "flashgate-cache-maintainer";
 
 export interface ConsumerOptions {
-  brokers: string[];
+  kafka: Kafka;
   groupId?: string;
   applier: Applier;
   redis: FlashgateRedis;
@@ -29,45 +30,48 @@ export interface ConsumerOptions {
  */
 export async function startConsumer(options: ConsumerOptions) {
   const { applier, deadLetters, metrics, logger } = options;
-  const batchMax = options.batchMax ?? 2000;
-  await ensureTopics(options.brokers);
-  const subscription = await Subscription.open({
-    brokers: options.brokers,
-    groupId: options.groupId ?? consumerGroup,
-    batchMax,
-    metrics,
-    logger,
-  });
-  const watermark = createWatermark(subscription, options.redis, logger);
-  const offsets = createOffsetCommits(logger, {
-    live: (record) => subscription.delivers(record as KafkaRecord),
-  });
   let stopping = false;
 
-  async function applyUntilDone(batch: KafkaRecord[]): Promise<string | undefined> {
+  async function applyUntilDone(
+    batch: KafkaRecord[],
+    keepAlive: () => Promise<void>,
+  ): Promise<string | undefined> {
     for (let attempt = 1; ; attempt++) {
       try {
         const { dead, heartbeat } = await applier.applyBatch(batch);
         await deadLetters.send(dead);
         return heartbeat;
       } catch (error) {
-        // Redis or MySQL failing as a whole: not the event's fault. Hold the batch (and the offsets) and retry.
+        // Redis or MySQL failing as a whole: not the event's fault. Hold the batch (and the offsets) and
+        // retry, a member of the group meanwhile; a rebalance takes the batch to its partition's next owner.
         metrics.applyRetries.inc();
         logger.warn({ err: (error as Error).message, attempt }, "applying a batch failed; retrying");
         if (stopping && attempt > 3) throw error;
         await sleep(Math.min(2000, 50 * 2 ** attempt));
+        await keepAlive();
       }
     }
   }
 
-  const loop = (async () => {
-    for (let batch = await subscription.take(batchMax); batch; batch = await subscription.take(batchMax)) {
-      const heartbeat = await applyUntilDone(batch);
+  const subscription: Subscription = new Subscription({
+    kafka: options.kafka,
+    groupId: options.groupId ?? consumerGroup,
+    batchMax: options.batchMax ?? 2000,
+    metrics,
+    logger,
+    async onBatch(batch, keepAlive) {
+      const heartbeat = await applyUntilDone(batch, keepAlive);
       await offsets.commit(batch);
       if (heartbeat) await watermark.heartbeatApplied(heartbeat);
       watermark.advance();
-    }
-  })();
+    },
+  });
+  const watermark = createWatermark(subscription, options.redis, logger);
+  const offsets = createOffsetCommits(logger, {
+    live: (record) => subscription.delivers(record as KafkaRecord),
+  });
+  await ensureTopics(options.kafka);
+  await subscription.start();
 
   return {
     get ready() {
@@ -76,14 +80,9 @@ export async function startConsumer(options: ConsumerOptions) {
     /** Finishes the batch in hand, commits it and leaves the group. */
     async stop() {
       stopping = true;
-      subscription.stopTaking();
-      await loop.catch((error) =>
-        logger.error({ err: error.message }, "consumer loop failed while stopping"),
-      );
-      await watermark.settled();
       await subscription.close();
+      await watermark.settled();
     },
-    loop,
   };
 }
 

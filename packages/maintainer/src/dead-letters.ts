@@ -1,22 +1,24 @@
 import { topics } from "@flashgate/cdc";
-import { Producer as KafkaProducer, type Producer, stringSerializers } from "@platformatic/kafka";
+import type { Kafka } from "kafkajs";
 import type { DeadLetter } from "./applier.ts";
 
-export function createDeadLetterSink(brokers: string[]) {
-  const producer: Producer<string, string, string, string> = new KafkaProducer({
-    clientId: "flashgate-cache-maintainer-dlq",
-    bootstrapBrokers: brokers,
-    serializers: stringSerializers,
-    autocreateTopics: true,
-  });
+export function createDeadLetterSink(kafka: Kafka) {
+  const producer = kafka.producer({ allowAutoTopicCreation: true });
+  // Connected with the first letter: most runs never send one.
+  let connected: Promise<void> | undefined;
   return {
     /** The original record, its coordinates and the reason, so an operator can inspect and replay it. */
     async send(letters: DeadLetter[]): Promise<void> {
       if (letters.length === 0) return;
+      connected ??= producer.connect().catch((error) => {
+        connected = undefined;
+        throw error;
+      });
+      await connected;
       await producer.send({
+        topic: topics.deadLetters,
         acks: -1,
         messages: letters.map(({ record, reason }) => ({
-          topic: topics.deadLetters,
           key: record.key ?? "",
           value: record.value ?? "",
           headers: {
@@ -28,7 +30,7 @@ export function createDeadLetterSink(brokers: string[]) {
         })),
       });
     },
-    close: () => producer.close(),
+    close: () => producer.disconnect(),
   };
 }
 

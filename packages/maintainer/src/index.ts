@@ -9,6 +9,7 @@ export { createConnectorSupervisor, defaultBackoff, type RestartBackoff } from "
 export { consumerGroup, type RunningConsumer, startConsumer } from "./consumer.ts";
 export { createDeadLetterSink, type DeadLetterSink } from "./dead-letters.ts";
 export { createDriftCheck } from "./drift-check.ts";
+export { kafkaClient } from "./kafka.ts";
 export { createMaintainerMetrics, type MaintainerMetrics } from "./metrics.ts";
 export { createRebuilder, type Rebuilder } from "./rebuild.ts";
 export { ensureTopics } from "./topics.ts";

@@ -55,7 +55,7 @@ describe("offset commits after a batch is applied", () => {
     const record = records(committed, new Set());
     const replaced = record("sale", 1, 50n);
     const commits = createOffsetCommits(logger, { timeoutMs: 50, live: (r) => r !== replaced });
-    // A closed consumer's stream queues the commit and never answers it (@platformatic/kafka).
+    // A commit nobody answers (a closed connection that queues it).
     const never = () => new Promise<void>(() => {});
     replaced.commit = never;
     await commits.commit([replaced]);

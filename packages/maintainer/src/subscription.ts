@@ -1,48 +1,64 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { topics } from "@flashgate/cdc";
 import type { Logger } from "@flashgate/logger";
-import { Consumer, type Message, type MessagesStream, stringDeserializers } from "@platformatic/kafka";
+import type { Admin, Consumer, EachBatchPayload, Kafka, KafkaMessage } from "kafkajs";
+import type { InboundRecord } from "./applier.ts";
 import type { MaintainerMetrics } from "./metrics.ts";
+import type { Committable } from "./offset-commits.ts";
 
-export type KafkaRecord = Message<string, string, string, string>;
+export type KafkaRecord = InboundRecord & Committable;
+
+/** Handles one partition's records, in offset order; `keepAlive` holds the group membership while it waits. */
+type BatchHandler = (records: KafkaRecord[], keepAlive: () => Promise<void>) => Promise<void>;
 
 export interface SubscriptionOptions {
-  brokers: string[];
+  kafka: Kafka;
   groupId: string;
-  /** Records buffered beyond this many batches pause the stream until the applier catches up. */
+  /** The most records handed over at once. */
   batchMax: number;
+  onBatch: BatchHandler;
   metrics: MaintainerMetrics;
   logger: Logger;
 }
 
+const consumed = [topics.sale, topics.activity, topics.heartbeat];
+/** How often the lag of the partitions this instance owns is read. */
+const lagEveryMs = 5000;
+
 /**
- * The maintainer's membership of the consumer group: it joins, buffers what the CDC topics deliver, and
- * when the stream fails (Kafka gone for longer than its retries) it leaves and joins again rather than
- * hold partitions silently.
+ * The maintainer's membership of the consumer group (kafkajs): it joins, hands each partition's records
+ * over in batches and waits for them to be handled before it fetches that partition again. kafkajs
+ * rejoins by itself after a rebalance or a broker lost for a while; when it gives up (an error it does
+ * not retry), the subscription joins again with a new consumer rather than hold partitions silently.
  */
 export class Subscription {
   readonly #options: SubscriptionOptions;
-  readonly #buffer: KafkaRecord[] = [];
-  #wake: (() => void) | undefined;
+  readonly #admin: Admin;
+  #consumer!: Consumer;
   #closing = false;
-  // consume() resolves once the group is joined; later rebalances and reconnections flip this.
   #joined = false;
-  #salePartitions = 0;
-  #consumer!: Consumer<string, string, string, string>;
-  #stream!: MessagesStream<string, string, string, string>;
-  /** Which consumer delivered each buffered or in-flight record. */
-  readonly #deliveredBy = new WeakMap<KafkaRecord, Consumer<string, string, string, string>>();
-  #reconnecting: Promise<void> | undefined;
+  /** Bumped on every join: a record delivered under an earlier one is no longer this instance's to commit. */
+  #generation = 0;
+  #assigned = new Map<string, Set<number>>();
+  readonly #deliveredIn = new WeakMap<KafkaRecord, number>();
+  #lagTimer: NodeJS.Timeout | undefined;
+  #rejoining: Promise<void> | undefined;
 
-  private constructor(options: SubscriptionOptions) {
+  constructor(options: SubscriptionOptions) {
     this.#options = options;
+    this.#admin = options.kafka.admin();
   }
 
   /** Joins the group; throws while Kafka cannot be reached. */
-  static async open(options: SubscriptionOptions): Promise<Subscription> {
-    const subscription = new Subscription(options);
-    await subscription.#connect();
-    return subscription;
+  async start(): Promise<void> {
+    await this.#admin.connect();
+    try {
+      await this.#run();
+    } catch (error) {
+      await this.#admin.disconnect().catch(() => {});
+      throw error;
+    }
+    this.#lagTimer = setInterval(() => this.#reportLag(), lagEveryMs);
   }
 
   get joined(): boolean {
@@ -51,133 +67,122 @@ export class Subscription {
 
   /** The sale topic's end offsets (per partition, the offset its next record will get), whoever consumes them. */
   async saleEndOffsets(): Promise<bigint[]> {
-    return (await this.#consumer.listOffsets({ topics: [topics.sale] })).get(topics.sale) ?? [];
+    const ends = await this.#admin.fetchTopicOffsets(topics.sale);
+    return ends.sort((a, b) => a.partition - b.partition).map((end) => BigInt(end.high));
   }
 
   /** The group's committed offsets on the sale topic, every partition's (-1 where none was committed yet). */
   async saleCommittedOffsets(): Promise<bigint[]> {
-    const partitions = Array.from({ length: this.#salePartitions }, (_, partition) => partition);
-    const committed = await this.#consumer.listCommittedOffsets({
-      topics: [{ topic: topics.sale, partitions }],
-    });
-    return committed.get(topics.sale) ?? [];
-  }
-
-  /** The next records in delivery order (at most `max`), waiting for some; undefined once closing. */
-  async take(max: number): Promise<KafkaRecord[] | undefined> {
-    while (this.#buffer.length === 0 && !this.#closing) {
-      await new Promise<void>((resolve) => {
-        this.#wake = resolve;
-      });
-      this.#wake = undefined;
-    }
-    if (this.#closing) return undefined;
-    const batch = this.#buffer.splice(0, max);
-    if (this.#stream.isPaused() && this.#buffer.length < max) this.#stream.resume();
-    return batch;
+    const [sale] = await this.#admin.fetchOffsets({ groupId: this.#options.groupId, topics: [topics.sale] });
+    return (sale?.partitions ?? [])
+      .sort((a, b) => a.partition - b.partition)
+      .map((partition) => BigInt(partition.offset));
   }
 
   /**
-   * Whether the consumer that delivered `record` is still this subscription's: a replaced consumer's
-   * stream never settles a commit, and the new one resumes from the last commit that held.
+   * Whether `record` is still this instance's to commit: delivered since the last join, its partition
+   * still assigned here. A commit for a partition another member now owns would move that member's offset.
    */
   delivers(record: KafkaRecord): boolean {
-    return this.#deliveredBy.get(record) === this.#consumer;
+    return (
+      this.#deliveredIn.get(record) === this.#generation &&
+      (this.#assigned.get(record.topic)?.has(record.partition) ?? false)
+    );
   }
 
-  /** Stops delivering: a pending take() returns undefined. */
-  stopTaking(): void {
-    this.#closing = true;
-    this.#wake?.();
-  }
-
+  /** Finishes the batch in hand and leaves the group. */
   async close(): Promise<void> {
-    this.stopTaking();
-    await this.#reconnecting;
-    this.#consumer.stopLagMonitoring();
-    await this.#stream.close().catch(() => {});
-    await this.#consumer.close(true).catch(() => {});
+    this.#closing = true;
+    clearInterval(this.#lagTimer);
+    await this.#rejoining;
+    await this.#consumer.disconnect().catch(() => {});
+    await this.#admin.disconnect().catch(() => {});
   }
 
-  async #connect() {
-    const { metrics, logger, batchMax } = this.#options;
-    const next = new Consumer({
-      groupId: this.#options.groupId,
-      clientId: `flashgate-cache-maintainer-${process.pid}`,
-      bootstrapBrokers: this.#options.brokers,
-      deserializers: stringDeserializers,
+  async #run(): Promise<void> {
+    const { kafka, groupId, logger, metrics } = this.#options;
+    const consumer = kafka.consumer({
+      groupId,
       sessionTimeout: 10_000,
       heartbeatInterval: 1000,
       rebalanceTimeout: 20_000,
+      maxWaitTimeInMs: 500,
+      maxBytesPerPartition: 4 * 1024 * 1024,
     });
-    try {
-      const stream = await next.consume({
-        topics: [topics.sale, topics.activity, topics.heartbeat],
-        mode: "committed",
-        fallbackMode: "earliest",
-        autocommit: false,
-        maxWaitTime: 500,
-      });
-      this.#salePartitions =
-        (await next.metadata({ topics: [topics.sale] })).topics.get(topics.sale)?.partitionsCount ?? 0;
-      next.on("consumer:lag", (lag: Map<string, bigint[]>) => {
-        this.#salePartitions = lag.get(topics.sale)?.length ?? this.#salePartitions;
-        for (const [topic, partitions] of lag) {
-          for (const [partition, value] of partitions.entries())
-            metrics.consumerLag.set({ topic, partition }, Math.max(0, Number(value)));
-        }
-      });
-      next.startLagMonitoring({ topics: [topics.sale, topics.activity] }, 5000);
-      next.on("consumer:group:join", () => {
-        if (this.#consumer !== next) return;
-        this.#joined = true;
-        this.#reportAssignments(next);
-      });
-      next.on("consumer:group:leave", () => {
-        if (this.#consumer !== next) return;
-        this.#joined = false;
-        this.#reportAssignments(undefined);
-      });
-      stream.on("data", (message: KafkaRecord) => {
-        this.#deliveredBy.set(message, next);
-        this.#buffer.push(message);
-        if (this.#buffer.length > 5 * batchMax) stream.pause();
-        this.#wake?.();
-      });
-      stream.on("error", (error) => {
-        logger.error({ err: error.message }, "consumer stream error; reconnecting");
-        this.#reconnect(next);
-      });
-      this.#consumer = next;
-      this.#stream = stream;
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      this.#generation += 1;
+      this.#assigned = new Map(
+        Object.entries(payload.memberAssignment).map(([topic, partitions]) => [topic, new Set(partitions)]),
+      );
       this.#joined = true;
-      this.#reportAssignments(next);
+      for (const topic of consumed)
+        metrics.assignedPartitions.set({ topic }, this.#assigned.get(topic)?.size ?? 0);
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      this.#left();
+      logger.error(
+        { err: payload.error.message, restart: payload.restart },
+        payload.restart ? "consumer crashed; kafkajs rejoins" : "consumer crashed; joining again",
+      );
+      if (!payload.restart) this.#rejoin(consumer);
+    });
+    this.#consumer = consumer;
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: consumed, fromBeginning: true });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: (payload) => this.#deliver(payload),
+      });
     } catch (error) {
-      await next.close(true).catch(() => {});
+      await consumer.disconnect().catch(() => {});
       throw error;
     }
   }
 
-  #reportAssignments(consumer: Consumer<string, string, string, string> | undefined) {
-    for (const topic of [topics.sale, topics.activity, topics.heartbeat]) {
-      const owned = consumer?.assignments?.find((a) => a.topic === topic)?.partitions.length ?? 0;
-      this.#options.metrics.assignedPartitions.set({ topic }, owned);
+  async #deliver({ batch, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const { batchMax, onBatch } = this.#options;
+    const generation = this.#generation;
+    for (let start = 0; start < batch.messages.length; start += batchMax) {
+      if (!isRunning() || isStale()) return;
+      const records = batch.messages
+        .slice(start, start + batchMax)
+        .map((message) => this.#record(batch.topic, batch.partition, message, generation));
+      await onBatch(records, heartbeat);
+      await heartbeat();
     }
   }
 
-  #reconnect(failed: Consumer<string, string, string, string>) {
-    if (this.#closing || failed !== this.#consumer || this.#reconnecting) return;
+  #record(topic: string, partition: number, message: KafkaMessage, generation: number): KafkaRecord {
+    const offset = BigInt(message.offset);
+    const consumer = this.#consumer;
+    const record: KafkaRecord = {
+      topic,
+      partition,
+      offset,
+      key: message.key?.toString(),
+      value: message.value?.toString(),
+      commit: () => consumer.commitOffsets([{ topic, partition, offset: String(offset + 1n) }]),
+    };
+    this.#deliveredIn.set(record, generation);
+    return record;
+  }
+
+  #left() {
     this.#joined = false;
-    // The new consumer delivers these again from the group's last commit.
-    this.#buffer.length = 0;
-    this.#reconnecting = (async () => {
-      failed.stopLagMonitoring();
-      await this.#stream.close().catch(() => {});
-      await failed.close(true).catch(() => {});
+    this.#assigned = new Map();
+    for (const topic of consumed) this.#options.metrics.assignedPartitions.set({ topic }, 0);
+  }
+
+  #rejoin(failed: Consumer) {
+    if (this.#closing || failed !== this.#consumer || this.#rejoining) return;
+    this.#rejoining = (async () => {
+      await failed.disconnect().catch(() => {});
       for (let attempt = 1; !this.#closing; attempt++) {
         try {
-          await this.#connect();
-          this.#options.logger.info({ attempt }, "consumer reconnected");
+          await this.#run();
+          this.#options.logger.info({ attempt }, "consumer joined again");
           return;
         } catch (error) {
           this.#options.logger.warn(
@@ -188,7 +193,31 @@ export class Subscription {
         }
       }
     })().finally(() => {
-      this.#reconnecting = undefined;
+      this.#rejoining = undefined;
     });
+  }
+
+  /** Each owned partition's records not yet committed: its end offset less the group's commit. */
+  async #reportLag(): Promise<void> {
+    const { metrics, groupId, logger } = this.#options;
+    try {
+      const owned = [topics.sale, topics.activity].filter((topic) => this.#assigned.get(topic)?.size);
+      const committed = await this.#admin.fetchOffsets({ groupId, topics: owned });
+      metrics.consumerLag.reset();
+      for (const topic of owned) {
+        const ends = await this.#admin.fetchTopicOffsets(topic);
+        const commits = committed.find((entry) => entry.topic === topic)?.partitions ?? [];
+        for (const end of ends) {
+          if (!this.#assigned.get(topic)?.has(end.partition)) continue;
+          const at = Number(commits.find((commit) => commit.partition === end.partition)?.offset ?? -1);
+          metrics.consumerLag.set(
+            { topic, partition: end.partition },
+            Math.max(0, Number(end.high) - Math.max(at, Number(end.low))),
+          );
+        }
+      }
+    } catch (error) {
+      logger.warn({ err: (error as Error).message }, "reading the consumer's lag failed");
+    }
   }
 }
