@@ -141,15 +141,19 @@ export class Subscription {
     }
   }
 
-  async #deliver({ batch, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+  async #deliver({ batch, heartbeat, isRunning, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
     const { batchMax, onBatch } = this.#options;
     const generation = this.#generation;
     for (let start = 0; start < batch.messages.length; start += batchMax) {
       if (!isRunning() || isStale()) return;
-      const records = batch.messages
-        .slice(start, start + batchMax)
-        .map((message) => this.#record(batch.topic, batch.partition, message, generation));
-      await onBatch(records, heartbeat);
+      const messages = batch.messages.slice(start, start + batchMax);
+      await onBatch(
+        messages.map((message) => this.#record(batch.topic, batch.partition, message, generation)),
+        heartbeat,
+      );
+      // The partition's next fetch starts after it (kafkajs fetches from its resolved offset, not from
+      // the commit: unresolved, the same records would come again with every fetch).
+      resolveOffset(messages[messages.length - 1].offset);
       await heartbeat();
     }
   }
