@@ -10,20 +10,33 @@ export const scrape = async (urls: string[]) =>
 
 type Samples = Awaited<ReturnType<typeof scrape>>;
 
-/** Commit → Redis lag between two scrapes (ms, interpolated within the histogram's buckets), and the changes applied. */
+/** The stages of the maintainers' flashgate_cdc_stage_seconds, in order. */
+const stages = ["binlog-read", "kafka-send", "consumed", "applied"] as const;
+
+/**
+ * Commit → Redis lag between two scrapes (ms, interpolated within the histogram's buckets), the p99 of
+ * each stage on the way, and the changes applied.
+ */
 export function lagBetween(before: Samples, after: Samples) {
-  const rows = (samples: Samples) =>
-    histogramBuckets(
-      samples.filter((s) => s.labels.source === "row"),
-      "flashgate_cdc_lag_seconds",
-    );
-  const ms = (q: number) => {
-    const seconds = quantileBetween(rows(before), rows(after), q);
+  const quantileMs = (name: string, q: number, labels: Record<string, string> = {}) => {
+    const buckets = (samples: Samples) =>
+      histogramBuckets(
+        samples.filter(
+          (s) =>
+            s.labels.source === "row" &&
+            Object.entries(labels).every(([key, value]) => s.labels[key] === value),
+        ),
+        name,
+      );
+    const seconds = quantileBetween(buckets(before), buckets(after), q);
     return seconds === undefined ? null : Math.round(seconds * 1000);
   };
   return {
-    lagP50Ms: ms(0.5),
-    lagP99Ms: ms(0.99),
+    lagP50Ms: quantileMs("flashgate_cdc_lag_seconds", 0.5),
+    lagP99Ms: quantileMs("flashgate_cdc_lag_seconds", 0.99),
+    stagesP99Ms: Object.fromEntries(
+      stages.map((stage) => [stage, quantileMs("flashgate_cdc_stage_seconds", 0.99, { stage })]),
+    ),
     applied:
       sumOf(after, "flashgate_cdc_events_total", { result: "applied" }) -
       sumOf(before, "flashgate_cdc_events_total", { result: "applied" }),
@@ -73,13 +86,14 @@ export async function lagScenario(pool: Pool, maintainerUrls: string[], rates: n
     const writeSeconds = (Date.now() - started) / 1000;
     await new Promise((r) => setTimeout(r, 2000));
     const after = await scrape(maintainerUrls);
-    const { lagP50Ms, lagP99Ms, applied } = lagBetween(before, after);
+    const { lagP50Ms, lagP99Ms, stagesP99Ms, applied } = lagBetween(before, after);
     results.push({
       targetPerSecond: rate,
       achievedPerSecond: Math.round((sent - dropped) / writeSeconds),
       appliedChanges: applied,
       lagP50Ms,
       lagP99Ms,
+      stagesP99Ms,
       droppedByGenerator: dropped,
       // Bounded: the maintainer applied what was written, with p99 under a second.
       bounded: lagP99Ms !== null && lagP99Ms < 1000 && applied >= 0.99 * (sent - dropped),

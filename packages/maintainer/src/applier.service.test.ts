@@ -78,6 +78,49 @@ describe("the applier rebuilding a SKU Redis does not hold, from the database", 
     expect(isolated).toEqual([]);
   });
 
+  it("times a change from its commit to its apply, and each stage on the way", async () => {
+    const { file } = await binlogCoordinates(pool);
+    const sale = freshIds();
+    await createSale(pool, { ...sale, units: 5 });
+    const metrics = createMaintainerMetrics();
+    const apply = createApplier({
+      redis,
+      pool,
+      metrics,
+      logger: createLogger("applier-test", "silent"),
+      isolate: async () => {},
+    });
+    const committedAtMs = Date.now() - 1000;
+    const record = stockChange(sale, file, 999_999_999, 4);
+    const value = JSON.parse(record.value ?? "");
+    value.after.updated_at = committedAtMs;
+    value.ts_ms = committedAtMs + 10;
+    await apply.applyBatch([
+      {
+        ...record,
+        value: JSON.stringify(value),
+        timestampMs: committedAtMs + 30,
+        consumedAtMs: committedAtMs + 60,
+      },
+    ]);
+    const sums = Object.fromEntries(
+      (await metrics.stageLag.get()).values
+        .filter((sample) => sample.metricName === "flashgate_cdc_stage_seconds_sum")
+        .map((sample) => [sample.labels.stage, sample.value]),
+    );
+    expect(sums["binlog-read"]).toBeCloseTo(0.01, 6);
+    expect(sums["kafka-send"]).toBeCloseTo(0.02, 6);
+    expect(sums.consumed).toBeCloseTo(0.03, 6);
+    expect(sums.applied).toBeGreaterThanOrEqual(0.94);
+    const [total] = (await metrics.lag.get()).values.filter(
+      (sample) => sample.metricName === "flashgate_cdc_lag_seconds_sum" && sample.labels.source === "row",
+    );
+    expect(total.value).toBeCloseTo(
+      sums["binlog-read"] + sums["kafka-send"] + sums.consumed + sums.applied,
+      6,
+    );
+  });
+
   it("keeps nothing for a SKU MySQL does not have, or whose sale ended long ago", async () => {
     const { file } = await binlogCoordinates(pool);
     const unknown = freshIds();

@@ -28,12 +28,26 @@ export interface InboundRecord {
   offset: bigint;
   key: string | undefined;
   value: string | undefined;
+  /** Kafka's timestamp of the record (ms): when Connect's producer sent it. */
+  timestampMs?: number;
+  /** When this maintainer received it (ms). */
+  consumedAtMs?: number;
+}
+
+/** A sale change with the record that carried it and when Debezium read it from the binlog. */
+interface Item {
+  change: SaleChange;
+  record: InboundRecord;
+  emittedAtMs: number | undefined;
 }
 
 export interface DeadLetter {
   record: InboundRecord;
   reason: string;
 }
+
+/** The stages between a commit and its apply, in order (flashgate_cdc_stage_seconds). */
+const lagStages = ["binlog-read", "kafka-send", "consumed", "applied"] as const;
 
 /** The SKU a sale record's key names ({"activity_id":…,"sku_id":…}), when it can be read. */
 function skuOfKey(key: string | undefined): { activityId: number; skuId: number } | undefined {
@@ -57,15 +71,32 @@ export function createApplier(deps: {
   const { redis, pool, metrics, logger, isolate } = deps;
 
   /**
+   * Commit → apply, and each stage of it: Debezium's read of the binlog (its envelope's ts_ms), the send
+   * to Kafka (the record's timestamp), this maintainer's receipt and its apply. Each stage's clock is its
+   * host's: across hosts a skew shows in the stages, never below 0.
+   */
+  function observeLag(
+    source: "row" | "heartbeat",
+    committedAtMs: number,
+    emittedAtMs: number | undefined,
+    record: InboundRecord,
+    appliedAtMs: number,
+  ) {
+    metrics.lag.observe({ source }, Math.max(0, appliedAtMs - committedAtMs) / 1000);
+    const marks = [committedAtMs, emittedAtMs, record.timestampMs, record.consumedAtMs, appliedAtMs];
+    for (const [index, stage] of lagStages.entries()) {
+      const [from, to] = [marks[index], marks[index + 1]];
+      if (from !== undefined && to !== undefined)
+        metrics.stageLag.observe({ source, stage }, Math.max(0, to - from) / 1000);
+    }
+  }
+
+  /**
    * A failure of this SKU alone isolates it: its changes are superseded by the rebuild from MySQL that
    * follows, so the batch (every other SKU's changes) goes on and is committed. A failure of Redis or
    * MySQL as a whole throws: the batch is held, uncommitted, and retried.
    */
-  async function applySku(
-    activityId: number,
-    skuId: number,
-    items: { change: SaleChange; record: InboundRecord }[],
-  ) {
+  async function applySku(activityId: number, skuId: number, items: Item[]) {
     try {
       await applyInOrder(activityId, skuId, items);
     } catch (error) {
@@ -74,11 +105,7 @@ export function createApplier(deps: {
     }
   }
 
-  async function applyInOrder(
-    activityId: number,
-    skuId: number,
-    items: { change: SaleChange; record: InboundRecord }[],
-  ) {
+  async function applyInOrder(activityId: number, skuId: number, items: Item[]) {
     let pending = items;
     for (let attempt = 0; attempt < 3 && pending.length > 0; attempt++) {
       const result = await applySkuChanges(
@@ -98,9 +125,8 @@ export function createApplier(deps: {
       pending = pending.slice(result.stoppedAt);
     }
     const now = Date.now();
-    for (const { change } of items)
-      if (change.committedAtMs)
-        metrics.lag.observe({ source: "row" }, Math.max(0, now - change.committedAtMs) / 1000);
+    for (const { change, record, emittedAtMs } of items)
+      if (change.committedAtMs) observeLag("row", change.committedAtMs, emittedAtMs, record, now);
     metrics.lastAppliedAt.set(now / 1000);
   }
 
@@ -125,10 +151,7 @@ export function createApplier(deps: {
     const dead: DeadLetter[] = [];
     let heartbeat: string | undefined;
     let beatAt: number | undefined;
-    const bySku = new Map<
-      string,
-      { activityId: number; skuId: number; items: { change: SaleChange; record: InboundRecord }[] }
-    >();
+    const bySku = new Map<string, { activityId: number; skuId: number; items: Item[] }>();
     const activities: ActivityChange[] = [];
     for (const record of records) {
       try {
@@ -137,7 +160,7 @@ export function createApplier(deps: {
         if (record.topic === topics.heartbeat) {
           const beat = Number(event.after?.beat_at);
           if (Number.isFinite(beat)) {
-            metrics.lag.observe({ source: "heartbeat" }, Math.max(0, Date.now() - beat) / 1000);
+            observeLag("heartbeat", beat, event.emittedAtMs, record, Date.now());
             beatAt = beat;
           }
           heartbeat = event.position;
@@ -154,7 +177,7 @@ export function createApplier(deps: {
           group = { activityId: change.activityId, skuId: change.skuId, items: [] };
           bySku.set(key, group);
         }
-        group.items.push({ change, record });
+        group.items.push({ change, record, emittedAtMs: event.emittedAtMs });
       } catch (error) {
         dead.push({ record, reason: (error as Error).message });
       }

@@ -144,11 +144,14 @@ export class Subscription {
   async #deliver({ batch, heartbeat, isRunning, isStale, resolveOffset }: EachBatchPayload): Promise<void> {
     const { batchMax, onBatch } = this.#options;
     const generation = this.#generation;
+    const consumedAtMs = Date.now();
     for (let start = 0; start < batch.messages.length; start += batchMax) {
       if (!isRunning() || isStale()) return;
       const messages = batch.messages.slice(start, start + batchMax);
       await onBatch(
-        messages.map((message) => this.#record(batch.topic, batch.partition, message, generation)),
+        messages.map((message) =>
+          this.#record(batch.topic, batch.partition, message, generation, consumedAtMs),
+        ),
         heartbeat,
       );
       // The partition's next fetch starts after it (kafkajs fetches from its resolved offset, not from
@@ -158,7 +161,13 @@ export class Subscription {
     }
   }
 
-  #record(topic: string, partition: number, message: KafkaMessage, generation: number): KafkaRecord {
+  #record(
+    topic: string,
+    partition: number,
+    message: KafkaMessage,
+    generation: number,
+    consumedAtMs: number,
+  ): KafkaRecord {
     const offset = BigInt(message.offset);
     const consumer = this.#consumer;
     const record: KafkaRecord = {
@@ -167,6 +176,8 @@ export class Subscription {
       offset,
       key: message.key?.toString(),
       value: message.value?.toString(),
+      timestampMs: Number(message.timestamp),
+      consumedAtMs,
       commit: () => consumer.commitOffsets([{ topic, partition, offset: String(offset + 1n) }]),
     };
     this.#deliveredIn.set(record, generation);
@@ -206,20 +217,23 @@ export class Subscription {
     const { metrics, groupId, logger } = this.#options;
     try {
       const owned = [topics.sale, topics.activity].filter((topic) => this.#assigned.get(topic)?.size);
-      const committed = await this.#admin.fetchOffsets({ groupId, topics: owned });
-      metrics.consumerLag.reset();
+      const committed = owned.length ? await this.#admin.fetchOffsets({ groupId, topics: owned }) : [];
+      const lags: { topic: string; partition: number; lag: number }[] = [];
       for (const topic of owned) {
-        const ends = await this.#admin.fetchTopicOffsets(topic);
         const commits = committed.find((entry) => entry.topic === topic)?.partitions ?? [];
-        for (const end of ends) {
+        for (const end of await this.#admin.fetchTopicOffsets(topic)) {
           if (!this.#assigned.get(topic)?.has(end.partition)) continue;
           const at = Number(commits.find((commit) => commit.partition === end.partition)?.offset ?? -1);
-          metrics.consumerLag.set(
-            { topic, partition: end.partition },
-            Math.max(0, Number(end.high) - Math.max(at, Number(end.low))),
-          );
+          lags.push({
+            topic,
+            partition: end.partition,
+            lag: Math.max(0, Number(end.high) - Math.max(at, Number(end.low))),
+          });
         }
       }
+      // Replaced at once: a scrape never sees the partitions half reported.
+      metrics.consumerLag.reset();
+      for (const { topic, partition, lag } of lags) metrics.consumerLag.set({ topic, partition }, lag);
     } catch (error) {
       logger.warn({ err: (error as Error).message }, "reading the consumer's lag failed");
     }
