@@ -266,6 +266,11 @@ try {
   process.stderr.write(
     `  → ${writeResult(runFolder({ quick: false, only: ["kafka-clients"] }), "kafka-clients", { burst, skus, batchMax, results, platformaticOverKafkajsPerRound: ratios })}\n`,
   );
+  const wrong = results.filter((r) => r.wrongSkusAfterBurst || r.wrongSkusAfterBrokerKill);
+  if (wrong.length) {
+    process.stderr.write(`  ✗ a client lost or reordered changes: ${JSON.stringify(wrong)}\n`);
+    process.exitCode = 1;
+  }
 } finally {
   await producer.close();
   await admin.disconnect().catch(() => {});
