@@ -42,11 +42,22 @@ export class Subscription {
   #assigned = new Map<string, Set<number>>();
   readonly #deliveredIn = new WeakMap<KafkaRecord, number>();
   #lagTimer: NodeJS.Timeout | undefined;
+  #adminCalls: Promise<unknown> = Promise.resolve();
   #rejoining: Promise<void> | undefined;
 
   constructor(options: SubscriptionOptions) {
     this.#options = options;
     this.#admin = options.kafka.admin();
+  }
+
+  /**
+   * One admin call at a time: kafkajs's admin, asked two things at once, can refresh its metadata under
+   * the other call, which then fails with "Topic metadata not loaded".
+   */
+  #ask<T>(call: (admin: Admin) => Promise<T>): Promise<T> {
+    const asked = this.#adminCalls.then(() => call(this.#admin));
+    this.#adminCalls = asked.catch(() => {});
+    return asked;
   }
 
   /** Joins the group; throws while Kafka cannot be reached. */
@@ -67,13 +78,15 @@ export class Subscription {
 
   /** The sale topic's end offsets (per partition, the offset its next record will get), whoever consumes them. */
   async saleEndOffsets(): Promise<bigint[]> {
-    const ends = await this.#admin.fetchTopicOffsets(topics.sale);
+    const ends = await this.#ask((admin) => admin.fetchTopicOffsets(topics.sale));
     return ends.sort((a, b) => a.partition - b.partition).map((end) => BigInt(end.high));
   }
 
   /** The group's committed offsets on the sale topic, every partition's (-1 where none was committed yet). */
   async saleCommittedOffsets(): Promise<bigint[]> {
-    const [sale] = await this.#admin.fetchOffsets({ groupId: this.#options.groupId, topics: [topics.sale] });
+    const [sale] = await this.#ask((admin) =>
+      admin.fetchOffsets({ groupId: this.#options.groupId, topics: [topics.sale] }),
+    );
     return (sale?.partitions ?? [])
       .sort((a, b) => a.partition - b.partition)
       .map((partition) => BigInt(partition.offset));
@@ -217,11 +230,13 @@ export class Subscription {
     const { metrics, groupId, logger } = this.#options;
     try {
       const owned = [topics.sale, topics.activity].filter((topic) => this.#assigned.get(topic)?.size);
-      const committed = owned.length ? await this.#admin.fetchOffsets({ groupId, topics: owned }) : [];
+      const committed = owned.length
+        ? await this.#ask((admin) => admin.fetchOffsets({ groupId, topics: owned }))
+        : [];
       const lags: { topic: string; partition: number; lag: number }[] = [];
       for (const topic of owned) {
         const commits = committed.find((entry) => entry.topic === topic)?.partitions ?? [];
-        for (const end of await this.#admin.fetchTopicOffsets(topic)) {
+        for (const end of await this.#ask((admin) => admin.fetchTopicOffsets(topic))) {
           if (!this.#assigned.get(topic)?.has(end.partition)) continue;
           const at = Number(commits.find((commit) => commit.partition === end.partition)?.offset ?? -1);
           lags.push({
