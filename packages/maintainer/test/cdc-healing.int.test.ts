@@ -413,9 +413,17 @@ describe("buyers are served what MySQL holds while CDC is down", () => {
       return {
         // The supervisor's own restarts are tested above: here the stack is made whole at once, not
         // after the backoff's next step.
+        // A restart the supervisor asked for during the outage can still end FAILED after this one (seen
+        // with both cores busy): restarted again until the task stays RUNNING.
         restore: async () => {
           await setDebeziumPassword(testContext().secrets.debeziumDbPassword);
-          await connect.restart(connector, true);
+          await eventually(
+            async () => {
+              await connect.restart(connector, true);
+              await connect.runningFor(connector, 2000, 30_000);
+            },
+            { timeoutMs: 120_000, intervalMs: 1000 },
+          );
         },
       };
     });
@@ -467,13 +475,16 @@ describe("buyers are served what MySQL holds while CDC is down", () => {
         ),
       { timeoutMs: 120_000, intervalMs: 100 },
     );
-    // Called for by the watchdog, which saw the binlog go back, not by the lost offset's coordinates: the
-    // storm's writes soon make those look held.
+    // Called for by the watchdog, which saw the binlog go back, or by the lost offset's coordinates if the
+    // supervisor looked first (with both cores busy it can): the storm's writes soon make those look held,
+    // and then only the watchdog's mark resets the offset (on the old code no reset came within 120 s).
     await eventually(async () => {
       const repositioned = (await driftIncidents(c.redis, 50)).find(
         (incident) => incident.kind === "cdc-repositioned" && Number(incident.at) >= lostAt,
       );
-      expect(repositioned?.reason).toMatch(/^the binlog was reset on its server/);
+      expect(repositioned?.reason).toMatch(
+        /^(the binlog was reset on its server|binlog \S+ (is not on the server|has \d+ bytes)|the reader's GTID)/,
+      );
     });
     // A DBA restocks 20 units, and buyers of the sold-out SKU keep coming, ten new ones every 100 ms.
     await setAvailable(c, sale, 20);
