@@ -69,6 +69,10 @@ export function createApplier(deps: {
   isolate: (activityId: number, skuId: number, error: unknown) => Promise<void>;
 }) {
   const { redis, pool, metrics, logger, isolate } = deps;
+  // Each source's stage histograms, bound once: observed for every change applied.
+  const stagesOf = (source: "row" | "heartbeat") =>
+    lagStages.map((stage) => metrics.stageLag.labels({ source, stage }));
+  const stageHistograms = { row: stagesOf("row"), heartbeat: stagesOf("heartbeat") };
 
   /**
    * Commit → apply, and each stage of it: Debezium's read of the binlog (its envelope's ts_ms), the send
@@ -84,10 +88,9 @@ export function createApplier(deps: {
   ) {
     metrics.lag.observe({ source }, Math.max(0, appliedAtMs - committedAtMs) / 1000);
     const marks = [committedAtMs, emittedAtMs, record.timestampMs, record.consumedAtMs, appliedAtMs];
-    for (const [index, stage] of lagStages.entries()) {
+    for (const [index, histogram] of stageHistograms[source].entries()) {
       const [from, to] = [marks[index], marks[index + 1]];
-      if (from !== undefined && to !== undefined)
-        metrics.stageLag.observe({ source, stage }, Math.max(0, to - from) / 1000);
+      if (from !== undefined && to !== undefined) histogram.observe(Math.max(0, to - from) / 1000);
     }
   }
 

@@ -42,6 +42,7 @@ export class Subscription {
   #assigned = new Map<string, Set<number>>();
   readonly #deliveredIn = new WeakMap<KafkaRecord, number>();
   #lagTimer: NodeJS.Timeout | undefined;
+  #reportingLag: Promise<void> | undefined;
   #adminCalls: Promise<unknown> = Promise.resolve();
   #rejoining: Promise<void> | undefined;
 
@@ -69,7 +70,13 @@ export class Subscription {
       await this.#admin.disconnect().catch(() => {});
       throw error;
     }
-    this.#lagTimer = setInterval(() => this.#reportLag(), lagEveryMs);
+    // One report at a time: with Kafka away each takes its retries, and reports queued behind them would
+    // hold up the watermark's admin calls too.
+    this.#lagTimer = setInterval(() => {
+      this.#reportingLag ??= this.#reportLag().finally(() => {
+        this.#reportingLag = undefined;
+      });
+    }, lagEveryMs);
   }
 
   get joined(): boolean {
