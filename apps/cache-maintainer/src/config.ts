@@ -23,6 +23,16 @@ const maintainerConfigSchema = z.object({
   CONNECTOR_CHECK_INTERVAL_MS: z.coerce.number().int().min(0).default(2000),
   // No heartbeat applied for this long: changed SKUs are loaded from MySQL directly (0: never).
   CDC_STALL_MS: z.coerce.number().int().min(0).default(3000),
+  // After a failover, the CDC topics are read back this far before it to name the commits it lost: at
+  // least the replica's worst lag.
+  // Every database server's own URL (comma-separated), where the database runs a primary and replicas:
+  // whichever replicates reports its lag (flashgate_database_replica_lag_seconds).
+  DATABASE_NODE_URLS: z
+    .string()
+    .default("")
+    .transform((value) => value.split(",").filter(Boolean))
+    .pipe(z.array(z.url())),
+  LOST_COMMIT_LOOKBACK_MS: z.coerce.number().int().min(1000).default(600_000),
 });
 
 export const loadConfig = (env: Record<string, string | undefined>) =>

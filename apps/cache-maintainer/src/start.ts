@@ -8,8 +8,10 @@ import {
   createConnectorSupervisor,
   createDeadLetterSink,
   createDriftCheck,
+  createLostCommitFinder,
   createMaintainerMetrics,
   createRebuilder,
+  createReplicaMonitor,
   kafkaClient,
   startConsumer,
 } from "@flashgate/maintainer";
@@ -30,7 +32,16 @@ export async function startMaintainer(config: MaintainerConfig, logger: Logger) 
   const metrics = createMaintainerMetrics();
   const brokers = config.KAFKA_BROKERS.split(",");
 
-  const rebuilder = createRebuilder({ redis, pool, metrics, logger });
+  const kafka = kafkaClient(brokers, `flashgate-cache-maintainer-${process.pid}`, logger);
+  const findLostCommits = createLostCommitFinder({
+    kafka,
+    pool,
+    redis,
+    metrics,
+    logger,
+    lookbackMs: config.LOST_COMMIT_LOOKBACK_MS,
+  });
+  const rebuilder = createRebuilder({ redis, pool, metrics, logger, findLostCommits });
   // A dependency down at start is not fatal: the watchdog retries, and the consumer holds its batches.
   await rebuilder
     .check()
@@ -65,6 +76,14 @@ export async function startMaintainer(config: MaintainerConfig, logger: Logger) 
     logger,
   );
 
+  const replicas = createReplicaMonitor({ nodeUrls: config.DATABASE_NODE_URLS, metrics, logger });
+  const stopReplicaMonitor = every(
+    config.DATABASE_NODE_URLS.length ? 5000 : 0,
+    "replica lag",
+    replicas.check,
+    logger,
+  );
+
   const supervisor = createConnectorSupervisor({
     connect: connectClient(config.KAFKA_CONNECT_URL),
     connector: config.CONNECTOR_NAME,
@@ -80,7 +99,6 @@ export async function startMaintainer(config: MaintainerConfig, logger: Logger) 
     logger,
   );
 
-  const kafka = kafkaClient(brokers, `flashgate-cache-maintainer-${process.pid}`, logger);
   const deadLetters = createDeadLetterSink(kafka);
   const consumer = await startConsumer({
     kafka,
@@ -126,8 +144,10 @@ export async function startMaintainer(config: MaintainerConfig, logger: Logger) 
         stopDriftCheck,
         stopSupervisor,
         stopFallback,
+        stopReplicaMonitor,
       ])
         stop();
+      await replicas.close().catch(() => {});
       await consumer.stop();
       await deadLetters.close().catch(() => {});
       server.close();

@@ -28,7 +28,7 @@ const flashgate = (env: Record<string, string>, ...args: string[]) =>
 // Nothing listens on port 1: each command fails at its first connection, having loaded what it loads.
 // Each is a Node process of its own: seconds on a loaded machine.
 describe("the operator's commands on their own servers", { timeout: 60_000 }, () => {
-  it("migrate, connectors and the drift check never load the local stack", async () => {
+  it("migrate, connectors, the drift check and the lost commits never load the local stack", async () => {
     const migrate = await flashgate(
       {
         MIGRATE_ADMIN_URL: "mysql://root@127.0.0.1:1/",
@@ -46,7 +46,9 @@ describe("the operator's commands on their own servers", { timeout: 60_000 }, ()
       "check",
     );
     expect(drift.code).not.toBe(0);
-    for (const run of [migrate, connectors, drift])
+    const lost = await flashgate({ DATABASE_URL: "mysql://u:p@127.0.0.1:1/flashgate" }, "db", "lost-commits");
+    expect(lost.code).not.toBe(0);
+    for (const run of [migrate, connectors, drift, lost])
       expect(run.stderr).not.toMatch(/LOADED @flashgate\/stack/);
   });
 

@@ -35,6 +35,8 @@ export interface DashboardSnapshot {
   skuHistory: Record<string, SkuPoint[]>;
   connectors: ConnectorStatus[] | { error: string };
   deadLetters: number | null;
+  /** The database's replicas as the maintainer watches them, and the commits a failover lost (null: unknown). */
+  database: { replicaLagSeconds: number | null; replicasDown: number | null; lostChanges: number | null };
   incidents: Record<string, unknown>[];
 }
 
@@ -49,6 +51,20 @@ const scrape = async (url: string): Promise<Sample[] | undefined> => {
     return undefined;
   }
 };
+
+/** The worst replica's lag, how many replicas stand still, and the lost commits named so far. */
+function databaseOf(maintainer: Sample[] | undefined): DashboardSnapshot["database"] {
+  if (!maintainer) return { replicaLagSeconds: null, replicasDown: null, lostChanges: null };
+  const lags = maintainer
+    .filter((s) => s.name === "flashgate_database_replica_lag_seconds" && Number.isFinite(s.value))
+    .map((s) => s.value);
+  const running = maintainer.filter((s) => s.name === "flashgate_database_replica_running");
+  return {
+    replicaLagSeconds: lags.length ? Math.max(...lags) : null,
+    replicasDown: running.length ? running.filter((s) => s.value === 0).length : null,
+    lostChanges: sumOf(maintainer, "flashgate_lost_changes_total"),
+  };
+}
 
 /**
  * Samples the numbers behind every panel: MySQL vs Redis per SKU (the maintainers' drift check, as it
@@ -82,7 +98,10 @@ export function createCollector(deps: {
   }
   let previous: { at: number; maintainer?: Sample[]; api?: Sample[] } | undefined;
 
-  async function sampleSeries(): Promise<{ deadLetters: number | null }> {
+  async function sampleSeries(): Promise<{
+    deadLetters: number | null;
+    database: DashboardSnapshot["database"];
+  }> {
     const at = Date.now();
     const [maintainer, api] = await Promise.all([scrape(deps.maintainerUrl), scrape(deps.apiUrl)]);
     const point: SeriesPoint = { at, lagP50Ms: null, lagP99Ms: null, appliedPerS: null, admissionsPerS: {} };
@@ -111,7 +130,10 @@ export function createCollector(deps: {
     previous = { at, maintainer: maintainer ?? previous?.maintainer, api: api ?? previous?.api };
     series.push(point);
     if (series.length > (deps.points ?? 150)) series.shift();
-    return { deadLetters: maintainer ? sumOf(maintainer, "flashgate_cdc_dead_letters_total") : null };
+    return {
+      deadLetters: maintainer ? sumOf(maintainer, "flashgate_cdc_dead_letters_total") : null,
+      database: databaseOf(maintainer),
+    };
   }
 
   async function connectors(): Promise<DashboardSnapshot["connectors"]> {
@@ -125,7 +147,7 @@ export function createCollector(deps: {
 
   return {
     async snapshot(): Promise<DashboardSnapshot> {
-      const [{ deadLetters }, check, connectorStates, incidents] = await Promise.all([
+      const [{ deadLetters, database }, check, connectorStates, incidents] = await Promise.all([
         sampleSeries(),
         latestDriftCheck(deps.redis),
         connectors(),
@@ -145,6 +167,7 @@ export function createCollector(deps: {
         skuHistory: Object.fromEntries([...skuHistory].map(([key, points]) => [key, [...points]])),
         connectors: connectorStates,
         deadLetters,
+        database,
         incidents,
       };
     },

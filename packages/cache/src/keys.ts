@@ -112,4 +112,6 @@ export const cdcKeys = {
    * once the new history has outgrown them. Cleared by the reset it calls for.
    */
   historyReset: "fg:cdc:history-reset",
+  /** Held by the maintainer reading the CDC topics back for a failover's lost commits: one at a time. */
+  lostCommitCheck: "fg:cdc:lost-commit-check",
 } as const;

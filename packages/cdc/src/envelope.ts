@@ -37,6 +37,10 @@ export interface ChangeEvent {
   position: BinlogPosition;
   /** When Debezium emitted the event (ms). */
   emittedAtMs: number | undefined;
+  /** When its transaction committed (ms; the binlog's event time). */
+  committedAtMs?: number;
+  /** Its transaction's GTID on MySQL (`server uuid:number`); none on MariaDB and in snapshots. */
+  gtid?: string;
 }
 
 export class EnvelopeError extends Error {
@@ -68,5 +72,7 @@ export function parseChange(value: string | null | undefined): ChangeEvent | und
     after,
     position: binlogPosition(source.file, source.pos, source.row),
     emittedAtMs: ts_ms,
+    committedAtMs: source.ts_ms,
+    ...(source.gtid ? { gtid: source.gtid } : {}),
   };
 }

@@ -16,6 +16,15 @@ export {
   recordPayment,
 } from "./lifecycle.ts";
 export { liveSkus } from "./live-skus.ts";
+export {
+  executedGtids,
+  type GtidSet,
+  holdsGtid,
+  type LostChange,
+  lostChanges,
+  parseGtidSet,
+  recordLostChanges,
+} from "./lost-changes.ts";
 export { type MigrateOptions, migrate } from "./migrate.ts";
 export { type Migration, readMigrations } from "./migrations.ts";
 export {

@@ -90,6 +90,8 @@ const readOnlyForDbas: Record<string, string> = {
   stock_ledger: "SELECT, INSERT",
   payment_event: "SELECT",
   sku_orders_version: "SELECT",
+  // What a failover lost is the maintainer's finding, read by operators.
+  lost_change: "SELECT",
 };
 
 async function grantTablePrivileges(

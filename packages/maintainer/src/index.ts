@@ -10,6 +10,8 @@ export { consumerGroup, type RunningConsumer, startConsumer } from "./consumer.t
 export { createDeadLetterSink, type DeadLetterSink } from "./dead-letters.ts";
 export { createDriftCheck } from "./drift-check.ts";
 export { kafkaClient } from "./kafka.ts";
+export { createLostCommitFinder } from "./lost-commits.ts";
 export { createMaintainerMetrics, type MaintainerMetrics } from "./metrics.ts";
 export { createRebuilder, type Rebuilder } from "./rebuild.ts";
+export { createReplicaMonitor } from "./replica-monitor.ts";
 export { ensureTopics } from "./topics.ts";

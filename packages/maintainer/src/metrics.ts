@@ -51,6 +51,24 @@ export function createMaintainerMetrics() {
       help: "Times the binlog source changed (failover, reset, restore) and every SKU was rebuilt, forced",
       registers: [registry],
     }),
+    replicaLag: new Gauge({
+      name: "flashgate_database_replica_lag_seconds",
+      help: "How far a database replica's applier is behind its primary (Seconds_Behind_Source; NaN while it does not apply)",
+      labelNames: ["node"],
+      registers: [registry],
+    }),
+    replicaRunning: new Gauge({
+      name: "flashgate_database_replica_running",
+      help: "1 while a database replica receives and applies its primary's binlog",
+      labelNames: ["node"],
+      registers: [registry],
+    }),
+    lostChanges: new Counter({
+      name: "flashgate_lost_changes_total",
+      help: "Changes the cache saw from a primary lost in a failover whose transaction the new primary lacks (lost commits), by table",
+      labelNames: ["table"],
+      registers: [registry],
+    }),
     applyRetries: new Counter({
       name: "flashgate_cdc_apply_retries_total",
       help: "Batches held and retried because Redis or MySQL failed (nothing committed meanwhile)",

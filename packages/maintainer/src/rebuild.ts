@@ -34,6 +34,8 @@ interface Isolated {
 }
 
 const retryBaseMs = 500;
+/** Longer than a lost-commit check may read (lost-commits.ts): a maintainer that died holding it frees it. */
+const lostCommitCheckHoldMs = 150_000;
 const retryMaxMs = 60_000;
 
 /**
@@ -50,6 +52,8 @@ export function createRebuilder(deps: {
   pool: Pool;
   metrics: MaintainerMetrics;
   logger: Logger;
+  /** Names the commits a failover lost (lost-commits.ts), given when the new source was first seen. */
+  findLostCommits?: (seenAtMs: number) => Promise<unknown>;
 }) {
   const { redis, pool, metrics, logger } = deps;
   const isolated = new Map<string, Isolated>();
@@ -148,6 +152,8 @@ export function createRebuilder(deps: {
       // The same server's binlog went back: the connector's stored offset is from the history before.
       if (identity === source.identity) await redis.set(cdcKeys.historyReset, position);
     }
+    // Another server: what the cache saw from the old one may be missing from the new one.
+    const failedOver = changed && identity !== source.identity;
     // The pending forced rebuild is recorded with the new identity, so a maintainer killed or failing
     // before it is done leaves it for the next pass, whichever maintainer runs that.
     await redis.hset(
@@ -157,8 +163,23 @@ export function createRebuilder(deps: {
       "seen",
       position,
       ...(changed ? ["forced-rebuild", "pending"] : []),
+      ...(failedOver ? ["lost-commit-check", String(Date.now())] : []),
     );
     return changed;
+  }
+
+  /** After a failover, once the cache is rebuilt: left pending for the next pass (any maintainer's) if it fails. */
+  async function checkLostCommits(): Promise<void> {
+    const seenAt = await redis.hget(binlogSourceKey, "lost-commit-check");
+    if (!seenAt || !deps.findLostCommits) return;
+    if ((await redis.set(cdcKeys.lostCommitCheck, "1", "PX", lostCommitCheckHoldMs, "NX")) !== "OK") return;
+    try {
+      await deps.findLostCommits(Number(seenAt));
+      if ((await redis.hget(binlogSourceKey, "lost-commit-check")) === seenAt)
+        await redis.hdel(binlogSourceKey, "lost-commit-check");
+    } finally {
+      await redis.del(cdcKeys.lostCommitCheck);
+    }
   }
 
   /**
@@ -184,6 +205,7 @@ export function createRebuilder(deps: {
         await redis.hdel(binlogSourceKey, "reset-rebuild");
       } else if (!(await redis.exists(cacheEpochKey))) await rebuildAll("epoch-missing");
       await drainQueue();
+      await checkLostCommits();
     })().finally(() => {
       running = undefined;
     });

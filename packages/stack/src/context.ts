@@ -19,4 +19,6 @@ export interface Component {
   healthy: (ctx: StackContext) => Promise<boolean>;
   /** Runs once this component is up, whether started now or found running (joins a cluster, waits for a quorum). */
   settle?: (ctx: StackContext) => Promise<void>;
+  /** Its role where it has one (a database node: primary, or a replica and how far behind). */
+  describe?: (ctx: StackContext) => Promise<string | undefined>;
 }

@@ -1,6 +1,7 @@
 export { appEnv } from "./components/app.ts";
 export { connectorEnv, connectUrl } from "./components/connect.ts";
-export { adminConnection } from "./components/database.ts";
+export { adminConnection, databaseNodeName, databaseNodes, primaryNode } from "./components/database.ts";
+export { replicaState } from "./components/database-replication.ts";
 export { kafkaBootstrap } from "./components/kafka.ts";
 export { redisUrl } from "./components/redis.ts";
 export { parseEnvFile, writeComposeEnv } from "./compose-env.ts";
@@ -14,6 +15,7 @@ export {
   topologies,
 } from "./config.ts";
 export type { Component, StackContext } from "./context.ts";
+export { failover, type RoleChange, switchover } from "./database-roles.ts";
 export { isPortOpen } from "./net.ts";
 export { defaultHome, repoRoot, sideStackHome, stackPaths } from "./paths.ts";
 export { writePrivateFile } from "./private-file.ts";

@@ -36,6 +36,11 @@ export function stackPaths(home: string, jars = join(repoRoot, ".flashgate", "ja
     engine: join(home, "engine"),
     /** The topology this home's state was made for (a cluster's nodes, brokers and their data dirs). */
     topology: join(home, "topology"),
+    /** Which database node is the primary, on a stack that runs two (a switchover or failover moves it). */
+    databasePrimary: join(home, "database-primary"),
+    /** The database proxy's configuration and its runtime socket (the endpoint that follows the primary). */
+    databaseProxyConfig: join(home, "config", "haproxy.cfg"),
+    databaseProxySocket: join(home, "haproxy.sock"),
     redisData: join(home, "redis"),
     kafkaData: join(home, "kafka"),
     connectData: join(home, "connect"),

@@ -6,6 +6,8 @@ interface Prerequisite {
   command: string;
   /** Only this engine needs it; the others need it whatever the engine. */
   engine?: DatabaseEngine;
+  /** Only a replicated database needs it (its endpoint). */
+  proxy?: boolean;
   versionArgs: string[];
   install: string;
   check?: (output: string) => string | undefined;
@@ -42,12 +44,14 @@ const prerequisites: Prerequisite[] = [
     engine: "mariadb",
   },
   { command: "redis-server", versionArgs: ["--version"], install: "apt-get install -y redis-server" },
+  { command: "haproxy", versionArgs: ["-v"], install: "apt-get install -y haproxy", proxy: true },
 ];
 
 /** Stops with one line naming the first missing tool and how to install it. */
-export function checkPrerequisites(engine: DatabaseEngine): void {
+export function checkPrerequisites(engine: DatabaseEngine, needs: { proxy?: boolean } = {}): void {
   const path = sbinPath();
-  for (const prerequisite of prerequisites.filter((p) => (p.engine ?? engine) === engine)) {
+  const needed = prerequisites.filter((p) => (p.engine ?? engine) === engine && (!p.proxy || needs.proxy));
+  for (const prerequisite of needed) {
     const result = spawnSync(prerequisite.command, prerequisite.versionArgs, {
       encoding: "utf8",
       env: { ...process.env, PATH: path },

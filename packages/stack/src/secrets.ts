@@ -9,6 +9,8 @@ export interface StackSecrets {
   redisPassword: string;
   debeziumDbPassword: string;
   dbaDbPassword: string;
+  /** A replica's account on its primary (the cluster topology on MySQL). */
+  replicationDbPassword: string;
   authJwtSecret: string;
   adminJwtSecret: string;
   paymentWebhookSecret: string;
@@ -23,6 +25,7 @@ export const generateSecrets = (): StackSecrets => ({
   redisPassword: secretToken(),
   debeziumDbPassword: secretToken(),
   dbaDbPassword: secretToken(),
+  replicationDbPassword: secretToken(),
   authJwtSecret: secretToken(),
   adminJwtSecret: secretToken(),
   paymentWebhookSecret: secretToken(),

@@ -5,7 +5,14 @@ import { connectClient, isRunning, readConnectorFile } from "@flashgate/connect"
 import { appDbUser, databaseName, dbaDbUser, debeziumDbUser, migrate } from "@flashgate/db";
 import { appComponent } from "./components/app.ts";
 import { connectUrl, connectWorker } from "./components/connect.ts";
-import { adminConnection, database } from "./components/database.ts";
+import {
+  adminConnection,
+  databaseNode,
+  databaseNodes,
+  primaryNode,
+  replicated,
+} from "./components/database.ts";
+import { databaseProxy } from "./components/database-proxy.ts";
 import { kafkaBootstrap, kafkaBroker } from "./components/kafka.ts";
 import { redisNode, redisUrl } from "./components/redis.ts";
 import { type StackConfig, stackConfigSchema, type Topology, topologies } from "./config.ts";
@@ -20,9 +27,19 @@ import { loadSecrets } from "./secrets.ts";
 import { instances } from "./topology.ts";
 import { StackError } from "./wait.ts";
 
+/**
+ * The database's processes: its one server; or on a replicated stack the primary, then its replica,
+ * then the endpoint that leads to the primary.
+ */
+export const databaseTier = (ctx: StackContext): Component[] => {
+  const primary = primaryNode(ctx);
+  const nodes = databaseNodes(ctx).sort((a, b) => Number(b === primary) - Number(a === primary));
+  return [...nodes.map((node) => databaseNode(ctx, node)), ...(replicated(ctx) ? [databaseProxy] : [])];
+};
+
 /** The infrastructure's processes of the stack's topology, in the order they start. */
 export const infrastructure = (ctx: StackContext): Component[] => [
-  database,
+  ...databaseTier(ctx),
   ...instances(ctx.config, "redis").map((index) => redisNode(ctx, index)),
   ...instances(ctx.config, "kafka").map((index) => kafkaBroker(ctx, index)),
   ...instances(ctx.config, "connect").map((index) => connectWorker(ctx, index)),
@@ -71,7 +88,7 @@ export interface UpOptions {
 
 /** Starts what is not running yet, in dependency order, and returns the names it started. */
 export async function up(ctx: StackContext, options: UpOptions = {}): Promise<string[]> {
-  checkPrerequisites(ctx.config.FLASHGATE_DB);
+  checkPrerequisites(ctx.config.FLASHGATE_DB, { proxy: replicated(ctx) });
   checkEngine(ctx);
   checkTopology(ctx);
   await ensureJars(ctx.paths, ctx.progress);
@@ -96,10 +113,11 @@ export async function up(ctx: StackContext, options: UpOptions = {}): Promise<st
     started.push(component.name);
     await component.start(ctx);
   };
+  const lastOfDatabase = databaseTier(ctx).at(-1)?.name;
   for (const component of infrastructure(ctx).filter((c) => options.only?.includes(c.name) ?? true)) {
     await startIfNeeded(component);
-    if (component === database) await runMigrations(ctx);
     await component.settle?.(ctx);
+    if (component.name === lastOfDatabase) await runMigrations(ctx);
   }
   if (options.only) return started;
   await registerConnector(ctx);
@@ -216,6 +234,7 @@ export interface ComponentStatus {
   pid: number | null;
   running: boolean;
   healthy: boolean;
+  role?: string;
 }
 
 export async function status(ctx: StackContext): Promise<ComponentStatus[]> {
@@ -223,12 +242,17 @@ export async function status(ctx: StackContext): Promise<ComponentStatus[]> {
   return Promise.all(
     components.map(async (component) => {
       const pid = readPid(ctx.paths.pids, component.name) ?? null;
+      const healthy = pid !== null && (await component.healthy(ctx));
+      const role = healthy
+        ? await component.describe?.(ctx).catch((error: Error) => error.message)
+        : undefined;
       return {
         name: component.name,
         port: component.port(ctx).port,
         pid,
         running: pid !== null,
-        healthy: pid !== null && (await component.healthy(ctx)),
+        healthy,
+        ...(role ? { role } : {}),
       };
     }),
   );

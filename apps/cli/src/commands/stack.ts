@@ -79,7 +79,7 @@ export function registerStackCommands(program: Command) {
         for (const c of components) {
           const state = c.healthy ? "healthy" : c.running ? "UNHEALTHY" : "stopped";
           process.stdout.write(
-            `${c.name.padEnd(17)} ${String(c.port).padEnd(6)} ${state}${c.pid ? ` (pid ${c.pid})` : ""}\n`,
+            `${c.name.padEnd(17)} ${String(c.port).padEnd(6)} ${state}${c.pid ? ` (pid ${c.pid})` : ""}${c.role ? ` — ${c.role}` : ""}\n`,
           );
         }
       }

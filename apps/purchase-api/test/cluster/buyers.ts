@@ -29,6 +29,31 @@ export interface BuyersOptions {
   /** A buyer gives up (and the test fails on its missing answer) after this long. */
   patienceMs?: number;
   onAnswer?: (outcome: Outcome) => void;
+  /** Passed before each buyer: a test holds the buyers with it for a moment. */
+  gate?: BuyerGate;
+}
+
+/** Holds every buyer before its next purchase while closed; counts those held. */
+export class BuyerGate {
+  #opened: Promise<void> = Promise.resolve();
+  #open = () => {};
+  held = 0;
+
+  close() {
+    this.#opened = new Promise((resolve) => {
+      this.#open = resolve;
+    });
+  }
+
+  open() {
+    this.#open();
+  }
+
+  async pass() {
+    this.held += 1;
+    await this.#opened;
+    this.held -= 1;
+  }
 }
 
 /**
@@ -86,6 +111,7 @@ export async function runBuyers(
   await Promise.all(
     Array.from({ length: options.concurrency }, async () => {
       for (let userId = queue.shift(); userId !== undefined; userId = queue.shift()) {
+        await options.gate?.pass();
         const outcome = await buy(userId);
         outcomes.push(outcome);
         options.onAnswer?.(outcome);

@@ -2,8 +2,20 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cdcKeys, type FlashgateRedis, redisClient, skuKeys, withScripts } from "@flashgate/cache";
 import { connectClient } from "@flashgate/connect";
-import { createPool } from "@flashgate/db";
-import { instancePort, readPid, repoRoot, up } from "@flashgate/stack";
+import { createPool, databaseName, holdsGtid, lostChanges, parseGtidSet } from "@flashgate/db";
+import {
+  adminConnection,
+  databaseNodeName,
+  databaseNodes,
+  failover,
+  instancePort,
+  primaryNode,
+  type RoleChange,
+  readPid,
+  repoRoot,
+  switchover,
+  up,
+} from "@flashgate/stack";
 import { reconcile } from "@flashgate/sync";
 import {
   cachedAvailable,
@@ -15,9 +27,10 @@ import {
   testContext,
 } from "@flashgate/testkit";
 import { Admin } from "@platformatic/kafka";
-import type { Pool } from "mysql2/promise";
+import type { Connection, Pool, RowDataPacket } from "mysql2/promise";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { disruptionMs, type Outcome, runBuyers } from "./buyers.ts";
+import { binlogTransactions } from "./binlog-transactions.ts";
+import { BuyerGate, disruptionMs, type Outcome, runBuyers } from "./buyers.ts";
 
 /**
  * Each test runs a sale across both API instances, kills one process of the cluster topology with
@@ -28,6 +41,7 @@ import { disruptionMs, type Outcome, runBuyers } from "./buyers.ts";
  */
 const units = 150;
 const buyers = 450;
+const buyersAtOnce = 10;
 /** Recovery per fault, written to test-artifacts/cluster-failover.json for the closing note and README. */
 const recovery: Record<string, Record<string, number | string>> = {};
 
@@ -96,7 +110,14 @@ describe("the cluster topology during a sale", () => {
    * A sale of `units` to `buyers` buyers (100 requests a second at most, so that the fault lands while
    * units remain); `fault` runs once a quarter of the units are sold and returns when it is injected.
    */
-  async function saleWithFault(fault: (sale: { activityId: number; skuId: number }) => Promise<number>) {
+  async function saleWithFault(
+    fault: (sale: { activityId: number; skuId: number }) => Promise<number>,
+    options: {
+      gate?: BuyerGate;
+      /** What must hold once every buyer has an answer: by default, a sale that lost nothing. */
+      expect?: (sale: { activityId: number; skuId: number }, outcomes: Outcome[]) => Promise<void>;
+    } = {},
+  ) {
     const sale = freshIds();
     await createSale(pool, { ...sale, units });
     await eventually(
@@ -113,8 +134,9 @@ describe("the cluster topology during a sale", () => {
       secret: env.AUTH_JWT_SECRET,
       sale,
       users: Array.from({ length: buyers }, (_, i) => userBase + i),
-      concurrency: 10,
+      concurrency: buyersAtOnce,
       paceMs: 100,
+      gate: options.gate,
       onAnswer: (outcome) => {
         if (outcome.status === 201 && ++sold === Math.floor(units / 4)) injected = fault(sale);
       },
@@ -124,7 +146,7 @@ describe("the cluster topology during a sale", () => {
       throw new Error(`the fault was never injected; answers: ${Object.keys(answers).join(", ")}`);
     }
     const faultAt = await injected;
-    await expectSoundSale(sale, outcomes);
+    await (options.expect ?? expectSoundSale)(sale, outcomes);
     return {
       sale,
       faultAt,
@@ -288,6 +310,163 @@ describe("the cluster topology during a sale", () => {
     };
   });
 
+  it("a planned database switchover mid-sale: nothing lost, the connector follows by GTID without a snapshot, buyers get 503 meanwhile", async () => {
+    const connect = connectClient(`http://127.0.0.1:${env.FLASHGATE_CONNECT_PORT}`);
+    const promoted = databaseNodes(ctx).find((node) => node !== primaryNode(ctx)) ?? 1;
+    const newPrimary = await serverIdentity(promoted);
+    let change: RoleChange | undefined;
+    let cdcMs = 0;
+    const result = await saleWithFault(async () => {
+      const at = Date.now();
+      change = await switchover(ctx);
+      cdcMs = await cdcRecoveryMs(at);
+      return at;
+    });
+    expect(primaryNode(ctx)).toBe(promoted);
+    // The connector reads the new primary's binlog from its GTID set: its offset names that server and
+    // holds its transactions, and it took no snapshot.
+    await eventually(
+      async () => {
+        const offset = await connect.sourceOffset("flashgate-sale");
+        expect(offset?.server_id).toBe(newPrimary.id);
+        expect(String(offset?.gtids)).toContain(newPrimary.uuid);
+        expect(offset?.snapshot).toBeUndefined();
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+    expect(await lostChanges(pool)).toEqual([]);
+    recovery["database switchover"] = {
+      "writes refused (ms)": change?.writesStoppedMs ?? "",
+      "503s until (ms)": result.disruptionMs,
+      "CDC change in Redis after (ms)": cdcMs,
+    };
+  });
+
+  it("kill -9 the database primary mid-sale, the replica promoted: every commit it never received is named, no buyer's 201 vanishes silently", async () => {
+    const primary = primaryNode(ctx);
+    const promoted = databaseNodes(ctx).find((node) => node !== primary) ?? 1;
+    const replica = await adminConnection(ctx, undefined, promoted);
+    const gate = new BuyerGate();
+    let change: (RoleChange & { keptAside: string }) | undefined;
+    const result = await saleWithFault(
+      async (sale) => {
+        // The replica stops receiving (a partition, a lagging link): what the primary commits from now
+        // reaches CDC, and will be lost.
+        await replica.query("STOP REPLICA IO_THREAD");
+        const replicated = await ordersOf(replica, sale);
+        await eventually(
+          async () => expect((await ordersOf(pool, sale)).length).toBeGreaterThan(replicated.length + 10),
+          {
+            timeoutMs: 60_000,
+            intervalMs: 100,
+          },
+        );
+        // Held for a moment, so that every order a buyer was told of has been read by CDC when the
+        // primary dies (a commit nobody but its buyer saw is the gap semi-sync closes: ADR 0023).
+        gate.close();
+        await eventually(async () => expect(gate.held).toBe(buyersAtOnce), {
+          timeoutMs: 30_000,
+          intervalMs: 50,
+        });
+        await eventually(
+          async () => {
+            const check = await reconcile(pool, redis, {
+              activityId: sale.activityId,
+              repair: false,
+              recordIncidents: false,
+            });
+            expect(check.skus.map((sku) => sku.verdict)).toEqual(["in-sync"]);
+          },
+          { timeoutMs: 30_000, intervalMs: 200 },
+        );
+        const at = kill(databaseNodeName(ctx, primary));
+        gate.open();
+        change = await failover(ctx);
+        return at;
+      },
+      { gate, expect: async (sale, outcomes) => expectSaleAfterLoss(sale, outcomes) },
+    );
+    await replica.end();
+    recovery["database failover"] = {
+      "first 201 after the kill (ms)": result.next201Ms,
+      "503s until (ms)": result.disruptionMs,
+      "writes refused, fence to promotion (ms)": change?.writesStoppedMs ?? "",
+    };
+
+    // What the old primary committed, read from its own binlog files: the transactions of the sale's
+    // tables that the new primary lacks are exactly those named.
+    const executed = parseGtidSet(
+      String((await pool.query<RowDataPacket[]>("SELECT @@GLOBAL.gtid_executed AS g"))[0][0].g),
+    );
+    const lostTransactions = [...binlogTransactions(change?.keptAside ?? "").entries()]
+      .filter(
+        ([gtid, tables]) => !holdsGtid(executed, gtid) && [...tables].some((t) => saleTables.includes(t)),
+      )
+      .map(([gtid]) => gtid);
+    expect(lostTransactions.length).toBeGreaterThan(0);
+    const named = await eventually(
+      async () => {
+        const changes = await lostChanges(pool);
+        expect([...new Set(changes.map((c) => c.gtid))].sort()).toEqual(lostTransactions.sort());
+        return changes;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    recovery["database failover"]["lost transactions named"] = lostTransactions.length;
+    recovery["database failover"]["lost orders named"] = named.filter(
+      (c) => c.table === "sale_order" && c.op === "c",
+    ).length;
+  });
+
+  /**
+   * After a failover that lost commits: every buyer still ends with an answer, the new primary sold
+   * exactly the units (what was lost was sold again), and each buyer told of an order either has it on
+   * the new primary or has it named as lost — never both, never neither.
+   */
+  async function expectSaleAfterLoss(sale: { activityId: number; skuId: number }, outcomes: Outcome[]) {
+    expect(outcomes).toHaveLength(buyers);
+    const bought = outcomes.filter((o) => o.status === 201 || (o.status === 200 && o.orderId !== undefined));
+    expect(outcomes.filter((o) => !bought.includes(o) && o.code !== "SOLD_OUT")).toEqual([]);
+    const kept = new Set((await ordersOf(pool, sale)).map((o) => o.orderId));
+    expect(kept.size).toBe(units);
+    const told = bought.map((o) => String(o.orderId));
+    const missing = told.filter((orderId) => !kept.has(orderId)).sort();
+    expect(missing.length).toBeGreaterThan(10);
+    await eventually(
+      async () => {
+        const named = (await lostChanges(pool))
+          .filter((c) => c.table === "sale_order" && c.op === "c" && c.activityId === sale.activityId)
+          .map((c) => String(c.orderId));
+        expect(named.sort()).toEqual(missing);
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    const ledger = await skuInDatabase(pool, sale.activityId, sale.skuId);
+    expect(ledger.available + ledger.pending + ledger.paid).toBe(ledger.supply);
+    expect(ledger.available).toBe(0);
+    await eventually(
+      async () => {
+        const check = await reconcile(pool, redis, {
+          activityId: sale.activityId,
+          repair: false,
+          recordIncidents: false,
+        });
+        expect(check.skus.map((sku) => sku.verdict)).toEqual(["in-sync"]);
+      },
+      { timeoutMs: 90_000, intervalMs: 1000 },
+    );
+  }
+
+  async function serverIdentity(node: number): Promise<{ id: number; uuid: string }> {
+    const admin = await adminConnection(ctx, undefined, node);
+    try {
+      const [[row]] = await admin.query<RowDataPacket[]>("SELECT @@server_id AS id, @@server_uuid AS uuid");
+      return { id: Number(row.id), uuid: String(row.uuid) };
+    } finally {
+      await admin.end();
+    }
+  }
+
   it("kill -9 a purchase API: buyers retry on the other with the same key and get the truth", async () => {
     const result = await saleWithFault(async () => kill("purchase-api-1"));
     recovery["purchase-api"] = {
@@ -298,6 +477,16 @@ describe("the cluster topology during a sale", () => {
     expect(result.retried).toBeGreaterThan(0);
   });
 });
+
+const saleTables = ["sale_stock", "sale_order", "activity"];
+
+async function ordersOf(db: Pool | Connection, sale: { activityId: number; skuId: number }) {
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT order_id AS orderId FROM \`${databaseName}\`.sale_order WHERE activity_id = ? AND sku_id = ?`,
+    [sale.activityId, sale.skuId],
+  );
+  return rows as { orderId: string }[];
+}
 
 /** The port of the master serving a key's slot, as the cluster itself reports it now. */
 async function masterPortOf(redis: FlashgateRedis, key: string): Promise<number> {

@@ -7,12 +7,19 @@ import { startDaemon, tailLog } from "../processes.ts";
 import { instanceName, instancePort } from "../topology.ts";
 import { waitFor } from "../wait.ts";
 import { connectUrl } from "./connect.ts";
+import { databaseNodePort, databaseNodes, replicated } from "./database.ts";
 import { kafkaBootstrap } from "./kafka.ts";
 import { redisUrl } from "./redis.ts";
 
 /** The environment every flashgate app reads its config from; tests and `flashgate env` use the same. */
 export const appEnv = (ctx: StackContext): Record<string, string> => ({
-  DATABASE_URL: `mysql://${appDbUser}:${encodeURIComponent(ctx.secrets.appDbPassword)}@127.0.0.1:${ctx.config.FLASHGATE_DB_PORT}/${databaseName}`,
+  DATABASE_URL: databaseUrl(ctx, ctx.config.FLASHGATE_DB_PORT),
+  // A replicated database's servers, each dialled directly, where the maintainers watch replication.
+  DATABASE_NODE_URLS: replicated(ctx)
+    ? databaseNodes(ctx)
+        .map((node) => databaseUrl(ctx, databaseNodePort(ctx, node)))
+        .join(",")
+    : "",
   REDIS_URL: redisUrl(ctx),
   KAFKA_BROKERS: kafkaBootstrap(ctx),
   KAFKA_CONNECT_URL: connectUrl(ctx),
@@ -22,6 +29,9 @@ export const appEnv = (ctx: StackContext): Record<string, string> => ({
   PURCHASE_API_URL: `http://127.0.0.1:${ctx.config.FLASHGATE_API_PORT}`,
   MAINTAINER_URL: `http://127.0.0.1:${ctx.config.FLASHGATE_MAINTAINER_PORT}`,
 });
+
+const databaseUrl = (ctx: StackContext, port: number) =>
+  `mysql://${appDbUser}:${encodeURIComponent(ctx.secrets.appDbPassword)}@127.0.0.1:${port}/${databaseName}`;
 
 /**
  * What each app reads: it is given that and nothing else (the dashboard holds no token, no webhook
@@ -35,7 +45,13 @@ const appNeeds = {
     "ADMIN_JWT_SECRET",
     "PAYMENT_WEBHOOK_SECRET",
   ],
-  "cache-maintainer": ["DATABASE_URL", "REDIS_URL", "KAFKA_BROKERS", "KAFKA_CONNECT_URL"],
+  "cache-maintainer": [
+    "DATABASE_URL",
+    "DATABASE_NODE_URLS",
+    "REDIS_URL",
+    "KAFKA_BROKERS",
+    "KAFKA_CONNECT_URL",
+  ],
   dashboard: ["REDIS_URL", "KAFKA_CONNECT_URL", "PURCHASE_API_URL", "MAINTAINER_URL"],
 } as const;
 

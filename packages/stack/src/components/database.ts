@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { randomInt } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import mysql, { type Connection, type RowDataPacket } from "mysql2/promise";
@@ -10,7 +11,9 @@ import type { StackPaths } from "../paths.ts";
 import { sbinPath } from "../prerequisites.ts";
 import { startDaemon, tailLog } from "../processes.ts";
 import type { StepProgress } from "../progress.ts";
+import { instancePort } from "../topology.ts";
 import { StackError, waitFor } from "../wait.ts";
+import { followPrimary, replicaState } from "./database-replication.ts";
 
 /** What differs between the engines: where the server comes from, how a data dir is made, its own flags. */
 interface Engine {
@@ -101,20 +104,52 @@ const engines: Record<DatabaseEngine, Engine> = {
   },
 };
 
-const databaseDataDir = (ctx: StackContext) => join(ctx.paths.home, ctx.config.FLASHGATE_DB);
-const socketPath = (ctx: StackContext) => join(ctx.paths.home, `${ctx.config.FLASHGATE_DB}.sock`);
+/**
+ * The cluster topology on MySQL runs the database as production does past one node: a primary and a
+ * GTID replica behind one endpoint (database-proxy.ts). MariaDB stays a single server.
+ */
+export const replicated = (ctx: StackContext) =>
+  ctx.config.FLASHGATE_TOPOLOGY === "cluster" && ctx.config.FLASHGATE_DB === "mysql";
 
+/** The database's servers: node 0 alone, or nodes 0 and 1. */
+export const databaseNodes = (ctx: StackContext) => (replicated(ctx) ? [0, 1] : [0]);
+
+export const databaseNodeName = (ctx: StackContext, node: number) =>
+  replicated(ctx) ? `database-${node + 1}` : "database";
+
+/** A replicated node listens 100·(node + 1) above FLASHGATE_DB_PORT, where the proxy answers for the primary. */
+export const databaseNodePort = (ctx: StackContext, node: number) =>
+  replicated(ctx) ? instancePort(ctx.config.FLASHGATE_DB_PORT, node + 1) : ctx.config.FLASHGATE_DB_PORT;
+
+const suffix = (node: number) => (node ? `-${node + 1}` : "");
+export const databaseDataDir = (ctx: StackContext, node: number) =>
+  join(ctx.paths.home, `${ctx.config.FLASHGATE_DB}${suffix(node)}`);
+const socketPath = (ctx: StackContext, node: number) =>
+  join(ctx.paths.home, `${ctx.config.FLASHGATE_DB}${suffix(node)}.sock`);
+
+/** Which node is the primary: recorded in the home, so a switchover outlives every restart. */
+export function primaryNode(ctx: StackContext): number {
+  if (!replicated(ctx) || !existsSync(ctx.paths.databasePrimary)) return 0;
+  const node = Number(readFileSync(ctx.paths.databasePrimary, "utf8").trim());
+  return databaseNodes(ctx).includes(node) ? node : 0;
+}
+
+export const recordPrimary = (ctx: StackContext, node: number) =>
+  writeFileSync(ctx.paths.databasePrimary, `${node}\n`);
+
+/** Root on a node of the stack's database, the primary unless told otherwise. */
 export function adminConnection(
   ctx: StackContext,
   password: string = ctx.secrets.databaseRootPassword,
+  node: number = primaryNode(ctx),
 ): Promise<Connection> {
   // The stack's own server through its socket; one in a container (the test stack's
   // FLASHGATE_TEST_STACK=containers) through its published port, where root may log in from anywhere.
-  const socket = socketPath(ctx);
+  const socket = socketPath(ctx, node);
   return mysql.createConnection({
     ...(existsSync(socket)
       ? { socketPath: socket }
-      : { host: "127.0.0.1", port: ctx.config.FLASHGATE_DB_PORT }),
+      : { host: "127.0.0.1", port: databaseNodePort(ctx, node) }),
     user: "root",
     password,
     multipleStatements: false,
@@ -122,13 +157,18 @@ export function adminConnection(
   });
 }
 
-/** Fresh data dirs come up with a password-less root; the first start gives it the local secret. */
-async function secureRoot(ctx: StackContext) {
+/**
+ * Fresh data dirs come up with a password-less root; the first start gives it the local secret. Each
+ * node's root is its own: the change is kept out of the binlog, so a replica holds no transaction of
+ * its own that its primary lacks.
+ */
+async function secureRoot(ctx: StackContext, node: number) {
   let connection: Connection;
   try {
-    connection = await adminConnection(ctx);
+    connection = await adminConnection(ctx, undefined, node);
   } catch {
-    connection = await adminConnection(ctx, "");
+    connection = await adminConnection(ctx, "", node);
+    await connection.query("SET SESSION sql_log_bin = 0");
     await connection.query("ALTER USER 'root'@'localhost' IDENTIFIED BY ?", [
       ctx.secrets.databaseRootPassword,
     ]);
@@ -136,95 +176,137 @@ async function secureRoot(ctx: StackContext) {
   await connection.end();
 }
 
-/** The stack's database server: MySQL 8 by default, MariaDB with FLASHGATE_DB=mariadb. */
-export const database: Component = {
-  name: "database",
-  port: (ctx) => ({ port: ctx.config.FLASHGATE_DB_PORT, variable: "FLASHGATE_DB_PORT" }),
-  async start(ctx) {
-    const engine = engines[ctx.config.FLASHGATE_DB];
-    const step = ctx.progress.step(`${engine.label} on 127.0.0.1:${ctx.config.FLASHGATE_DB_PORT}`);
-    const server = await engine.install(ctx.paths, step);
-    const dataDir = databaseDataDir(ctx);
-    if (!existsSync(join(dataDir, "mysql"))) {
-      step.waiting("initialising a fresh data dir");
-      // Initialised aside and moved in whole: an initialisation cut short (a killed run) leaves no data
-      // dir that looks complete and never starts.
-      const fresh = `${dataDir}.initialising`;
-      rmSync(dataDir, { recursive: true, force: true });
-      rmSync(fresh, { recursive: true, force: true });
-      mkdirSync(ctx.paths.home, { recursive: true });
-      const init = engine.initialise(server, fresh);
-      const result = spawnSync(init.command, init.args, {
-        encoding: "utf8",
-        env: { ...process.env, PATH: sbinPath() },
-      });
-      if (result.status !== 0)
-        throw new StackError(`${init.command} failed: ${(result.stderr || result.stdout).slice(-2000)}`);
-      renameSync(fresh, dataDir);
-    }
-    const errorLog = join(ctx.paths.logs, `${ctx.config.FLASHGATE_DB}-error.log`);
-    const daemon = startDaemon(
-      {
-        name: "database",
-        command: server,
-        env: { PATH: sbinPath() },
-        args: [
-          "--no-defaults",
-          `--datadir=${dataDir}`,
-          `--user=${userInfo().username}`,
-          `--port=${ctx.config.FLASHGATE_DB_PORT}`,
-          "--bind-address=127.0.0.1",
-          `--socket=${socketPath(ctx)}`,
-          `--pid-file=${join(dataDir, "server.pid")}`,
-          `--log-bin=${join(dataDir, "binlog")}`,
-          "--binlog-format=ROW",
-          "--binlog-row-image=FULL",
-          "--server-id=1",
-          // Production durability: every commit reaches the binlog and the redo log on disk.
-          "--sync-binlog=1",
-          "--innodb-flush-log-at-trx-commit=1",
-          "--default-time-zone=+00:00",
-          "--character-set-server=utf8mb4",
-          "--collation-server=utf8mb4_bin",
-          "--max-connections=400",
-          "--innodb-buffer-pool-size=256M",
-          ...engine.flags,
-          `--log-error=${errorLog}`,
-        ],
-      },
-      ctx.paths,
-    );
-    await waitFor(
-      `${engine.label} to accept connections`,
-      async () => {
-        try {
-          await secureRoot(ctx);
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      {
-        timeoutMs: 90_000,
-        progress: step,
-        failFast: () =>
-          daemon.exited() !== null
-            ? `${server} exited:\n${tailLog(errorLog)}${tailLog(daemon.logFile)}`
-            : undefined,
-      },
-    );
-    step.done();
-  },
-  async healthy(ctx) {
-    try {
-      const connection = await adminConnection(ctx);
-      const [rows] = await connection.query<RowDataPacket[]>("SELECT @@port AS port");
-      await connection.end();
-      // Its socket answers whatever port it listens on: a server an interrupted run left on another port
-      // is not the one this stack's clients will dial.
-      return Number(rows[0]?.port) === ctx.config.FLASHGATE_DB_PORT;
-    } catch {
-      return false;
-    }
-  },
-};
+/**
+ * A server of the stack's database: MySQL 8 by default, MariaDB with FLASHGATE_DB=mariadb. Node 0 alone,
+ * or on a replicated stack either node — whichever the home records as primary, the other its replica.
+ */
+export function databaseNode(ctx: StackContext, node: number): Component {
+  const name = databaseNodeName(ctx, node);
+  const port = databaseNodePort(ctx, node);
+  return {
+    name,
+    port: () => ({ port, variable: "FLASHGATE_DB_PORT" }),
+    async start(ctx) {
+      const engine = engines[ctx.config.FLASHGATE_DB];
+      const step = ctx.progress.step(`${engine.label} (${name}) on 127.0.0.1:${port}`);
+      const server = await engine.install(ctx.paths, step);
+      const dataDir = databaseDataDir(ctx, node);
+      if (!existsSync(join(dataDir, "mysql"))) {
+        step.waiting("initialising a fresh data dir");
+        // Initialised aside and moved in whole: an initialisation cut short (a killed run) leaves no data
+        // dir that looks complete and never starts.
+        const fresh = `${dataDir}.initialising`;
+        rmSync(dataDir, { recursive: true, force: true });
+        rmSync(fresh, { recursive: true, force: true });
+        mkdirSync(ctx.paths.home, { recursive: true });
+        const init = engine.initialise(server, fresh);
+        const result = spawnSync(init.command, init.args, {
+          encoding: "utf8",
+          env: { ...process.env, PATH: sbinPath() },
+        });
+        if (result.status !== 0)
+          throw new StackError(`${init.command} failed: ${(result.stderr || result.stdout).slice(-2000)}`);
+        renameSync(fresh, dataDir);
+      }
+      const errorLog = join(ctx.paths.logs, `${ctx.config.FLASHGATE_DB}${suffix(node)}-error.log`);
+      const daemon = startDaemon(
+        {
+          name,
+          command: server,
+          env: { PATH: sbinPath() },
+          args: [
+            "--no-defaults",
+            `--datadir=${dataDir}`,
+            `--user=${userInfo().username}`,
+            `--port=${port}`,
+            "--bind-address=127.0.0.1",
+            `--socket=${socketPath(ctx, node)}`,
+            `--pid-file=${join(dataDir, "server.pid")}`,
+            `--log-bin=${join(dataDir, "binlog")}`,
+            "--binlog-format=ROW",
+            "--binlog-row-image=FULL",
+            `--server-id=${serverId(ctx, dataDir)}`,
+            // Production durability: every commit reaches the binlog and the redo log on disk.
+            "--sync-binlog=1",
+            "--innodb-flush-log-at-trx-commit=1",
+            "--default-time-zone=+00:00",
+            "--character-set-server=utf8mb4",
+            "--collation-server=utf8mb4_bin",
+            "--max-connections=400",
+            "--innodb-buffer-pool-size=256M",
+            ...engine.flags,
+            ...(replicated(ctx) ? replicationFlags(dataDir) : []),
+            `--log-error=${errorLog}`,
+          ],
+        },
+        ctx.paths,
+      );
+      await waitFor(
+        `${engine.label} to accept connections`,
+        async () => {
+          try {
+            await secureRoot(ctx, node);
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        {
+          timeoutMs: 90_000,
+          progress: step,
+          failFast: () =>
+            daemon.exited() !== null
+              ? `${server} exited:\n${tailLog(errorLog)}${tailLog(daemon.logFile)}`
+              : undefined,
+        },
+      );
+      step.done();
+    },
+    async healthy(ctx) {
+      try {
+        const connection = await adminConnection(ctx, undefined, node);
+        const [rows] = await connection.query<RowDataPacket[]>("SELECT @@port AS port");
+        await connection.end();
+        // Its socket answers whatever port it listens on: a server an interrupted run left on another port
+        // is not the one this stack's clients will dial.
+        return Number(rows[0]?.port) === port;
+      } catch {
+        return false;
+      }
+    },
+    async describe(ctx) {
+      if (!replicated(ctx)) return undefined;
+      if (node === primaryNode(ctx)) return "primary";
+      const state = await replicaState(ctx, node);
+      if (!state) return "not replicating";
+      if (state.error) return `replica, STOPPED: ${state.error}`;
+      const behind = state.secondsBehind === null ? "not applying" : `${state.secondsBehind} s behind`;
+      return `replica of ${databaseNodeName(ctx, primaryNode(ctx))}, ${state.receiving ? "receiving" : "NOT receiving"}, ${behind}`;
+    },
+    // A replica (re)joins its primary whether started now or found running.
+    settle: replicated(ctx) && node !== primaryNode(ctx) ? (ctx) => followPrimary(ctx, node) : undefined,
+  };
+}
+
+/**
+ * A replica skips every event written under its own server id (so that a ring of servers never loops),
+ * events it receives from another node included: a node rebuilt after a failover must not reuse the id
+ * the lost primary wrote its transactions under. So each data dir of a replicated stack gets an id of
+ * its own when made; a single server keeps 1.
+ */
+function serverId(ctx: StackContext, dataDir: string): number {
+  if (!replicated(ctx)) return 1;
+  const file = join(dataDir, "flashgate-server-id");
+  if (!existsSync(file)) writeFileSync(file, `${randomInt(2, 2 ** 31)}\n`);
+  return Number(readFileSync(file, "utf8").trim());
+}
+
+/**
+ * A replicated node's own flags: its relay log beside its data, and no host cache, so that the proxy's
+ * and a killed client's half-made connections never get the host blocked.
+ */
+const replicationFlags = (dataDir: string) => [
+  `--relay-log=${join(dataDir, "relay")}`,
+  "--log-replica-updates=ON",
+  "--host-cache-size=0",
+];
