@@ -9,6 +9,7 @@ describe("migration files", () => {
       [2, "rebuy after close"],
       [3, "user scoped keys"],
       [4, "stock version"],
+      [5, "lost change"],
     ]);
     expect(migrations[0].statements).toHaveLength(7);
     expect(migrations[0].statements.every((sql) => sql.startsWith("CREATE TABLE IF NOT EXISTS"))).toBe(true);
