@@ -25,6 +25,8 @@ const serverParts = [
   // The MySQL 8 server the stack unpacks from Maven Central links these two.
   ["libaio.so.1", "libaio1", () => hasLibrary("libaio.so.1")],
   ["libnuma.so.1", "libnuma1", () => hasLibrary("libnuma.so.1")],
+  // The database endpoint of the cluster topology (a primary and a replica behind it).
+  ["haproxy", "haproxy", () => has("haproxy")],
 ];
 if (process.env.FLASHGATE_DB === "mariadb")
   serverParts.push(["mariadbd", "mariadb-server", () => has("mariadbd")]);

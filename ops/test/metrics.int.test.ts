@@ -95,7 +95,7 @@ describe("operations against the running apps", () => {
             groups: { rules: { name: string; health: string }[] }[];
           };
           const rules = groups.flatMap((group) => group.rules);
-          expect(rules).toHaveLength(17);
+          expect(rules).toHaveLength(20);
           expect(rules.filter((rule) => rule.health !== "ok")).toEqual([]);
           const values = async (expr: string) =>
             (

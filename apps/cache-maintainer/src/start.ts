@@ -6,12 +6,12 @@ import {
   createApplier,
   createCdcFallback,
   createConnectorSupervisor,
+  createDatabaseWatch,
   createDeadLetterSink,
   createDriftCheck,
   createLostCommitFinder,
   createMaintainerMetrics,
   createRebuilder,
-  createReplicaMonitor,
   kafkaClient,
   startConsumer,
 } from "@flashgate/maintainer";
@@ -76,13 +76,8 @@ export async function startMaintainer(config: MaintainerConfig, logger: Logger) 
     logger,
   );
 
-  const replicas = createReplicaMonitor({ nodeUrls: config.DATABASE_NODE_URLS, metrics, logger });
-  const stopReplicaMonitor = every(
-    config.DATABASE_NODE_URLS.length ? 5000 : 0,
-    "replica lag",
-    replicas.check,
-    logger,
-  );
+  const database = createDatabaseWatch({ pool, nodeUrls: config.DATABASE_NODE_URLS, metrics, logger });
+  const stopDatabaseWatch = every(5000, "database watch", database.check, logger);
 
   const supervisor = createConnectorSupervisor({
     connect: connectClient(config.KAFKA_CONNECT_URL),
@@ -144,10 +139,10 @@ export async function startMaintainer(config: MaintainerConfig, logger: Logger) 
         stopDriftCheck,
         stopSupervisor,
         stopFallback,
-        stopReplicaMonitor,
+        stopDatabaseWatch,
       ])
         stop();
-      await replicas.close().catch(() => {});
+      await database.close().catch(() => {});
       await consumer.stop();
       await deadLetters.close().catch(() => {});
       server.close();

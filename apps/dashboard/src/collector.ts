@@ -62,7 +62,7 @@ function databaseOf(maintainer: Sample[] | undefined): DashboardSnapshot["databa
   return {
     replicaLagSeconds: lags.length ? Math.max(...lags) : null,
     replicasDown: running.length ? running.filter((s) => s.value === 0).length : null,
-    lostChanges: sumOf(maintainer, "flashgate_lost_changes_total"),
+    lostChanges: sumOf(maintainer, "flashgate_lost_changes_recorded"),
   };
 }
 

@@ -17,6 +17,7 @@ export {
 } from "./lifecycle.ts";
 export { liveSkus } from "./live-skus.ts";
 export {
+  countLostChanges,
   executedGtids,
   type GtidSet,
   holdsGtid,

@@ -77,6 +77,11 @@ export async function recordLostChanges(pool: Pool, changes: LostChange[]): Prom
   return result.affectedRows;
 }
 
+export async function countLostChanges(pool: Pool): Promise<number> {
+  const [[row]] = await pool.query<RowDataPacket[]>("SELECT COUNT(*) AS changes FROM lost_change");
+  return Number(row.changes);
+}
+
 /** Every lost change recorded, newest first. */
 export async function lostChanges(pool: Pool, options: { limit?: number } = {}): Promise<LostChange[]> {
   const [rows] = await pool.query<RowDataPacket[]>(

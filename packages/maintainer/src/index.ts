@@ -7,11 +7,11 @@ export {
 export { createCdcFallback } from "./cdc-fallback.ts";
 export { createConnectorSupervisor, defaultBackoff, type RestartBackoff } from "./connector-supervisor.ts";
 export { consumerGroup, type RunningConsumer, startConsumer } from "./consumer.ts";
+export { createDatabaseWatch } from "./database-watch.ts";
 export { createDeadLetterSink, type DeadLetterSink } from "./dead-letters.ts";
 export { createDriftCheck } from "./drift-check.ts";
 export { kafkaClient } from "./kafka.ts";
 export { createLostCommitFinder } from "./lost-commits.ts";
 export { createMaintainerMetrics, type MaintainerMetrics } from "./metrics.ts";
 export { createRebuilder, type Rebuilder } from "./rebuild.ts";
-export { createReplicaMonitor } from "./replica-monitor.ts";
 export { ensureTopics } from "./topics.ts";

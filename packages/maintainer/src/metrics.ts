@@ -63,6 +63,11 @@ export function createMaintainerMetrics() {
       labelNames: ["node"],
       registers: [registry],
     }),
+    lostChangesRecorded: new Gauge({
+      name: "flashgate_lost_changes_recorded",
+      help: "Rows of lost_change: every change the cache saw that a failover lost, named for operators",
+      registers: [registry],
+    }),
     lostChanges: new Counter({
       name: "flashgate_lost_changes_total",
       help: "Changes the cache saw from a primary lost in a failover whose transaction the new primary lacks (lost commits), by table",

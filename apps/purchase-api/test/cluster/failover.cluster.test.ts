@@ -313,6 +313,7 @@ describe("the cluster topology during a sale", () => {
   it("a planned database switchover mid-sale: nothing lost, the connector follows by GTID without a snapshot, buyers get 503 meanwhile", async () => {
     const connect = connectClient(`http://127.0.0.1:${env.FLASHGATE_CONNECT_PORT}`);
     const promoted = databaseNodes(ctx).find((node) => node !== primaryNode(ctx)) ?? 1;
+    const oldPrimaryPort = instancePort(Number(env.FLASHGATE_DB_PORT), primaryNode(ctx) + 1);
     const newPrimary = await serverIdentity(promoted);
     let change: RoleChange | undefined;
     let cdcMs = 0;
@@ -335,6 +336,17 @@ describe("the cluster topology during a sale", () => {
       { timeoutMs: 30_000, intervalMs: 500 },
     );
     expect(await lostChanges(pool)).toEqual([]);
+    // The old primary, now a replica, is watched: the maintainers report it replicating, the dashboard its lag.
+    await eventually(
+      async () => {
+        const metrics = await (await fetch(`${maintainers[0]}/metrics`)).text();
+        expect(metrics).toMatch(
+          new RegExp(`flashgate_database_replica_running\\{node="127\\.0\\.0\\.1:${oldPrimaryPort}"\\} 1`),
+        );
+        expect((await dashboardSnapshot()).database.replicaLagSeconds).not.toBeNull();
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
     recovery["database switchover"] = {
       "writes refused (ms)": change?.writesStoppedMs ?? "",
       "503s until (ms)": result.disruptionMs,
@@ -412,6 +424,11 @@ describe("the cluster topology during a sale", () => {
       },
       { timeoutMs: 60_000, intervalMs: 500 },
     );
+    // Named for the operator beyond the table: the maintainers' metric and the dashboard count them.
+    await eventually(
+      async () => expect((await dashboardSnapshot()).database.lostChanges).toBe(named.length),
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
     recovery["database failover"]["lost transactions named"] = lostTransactions.length;
     recovery["database failover"]["lost orders named"] = named.filter(
       (c) => c.table === "sale_order" && c.op === "c",
@@ -456,6 +473,14 @@ describe("the cluster topology during a sale", () => {
       { timeoutMs: 90_000, intervalMs: 1000 },
     );
   }
+
+  const maintainers = [0, 1].map(
+    (index) => `http://127.0.0.1:${instancePort(Number(env.FLASHGATE_MAINTAINER_PORT), index)}`,
+  );
+  const dashboardSnapshot = async () =>
+    (await (await fetch(`http://127.0.0.1:${env.FLASHGATE_DASHBOARD_PORT}/api/snapshot`)).json()) as {
+      database: { replicaLagSeconds: number | null; lostChanges: number | null };
+    };
 
   async function serverIdentity(node: number): Promise<{ id: number; uuid: string }> {
     const admin = await adminConnection(ctx, undefined, node);

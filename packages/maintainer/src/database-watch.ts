@@ -1,14 +1,16 @@
-import { createPool } from "@flashgate/db";
+import { countLostChanges, createPool } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
-import type { RowDataPacket } from "mysql2/promise";
+import type { Pool, RowDataPacket } from "mysql2/promise";
 import type { MaintainerMetrics } from "./metrics.ts";
 
 /**
- * Reports how far each replica of the database is behind, for Prometheus and the dashboard: every node
- * is asked directly (a switchover changes which one replicates), and the one that does reports its
- * lag; a node that replicates nothing is the primary and reports none.
+ * Reports the database's standing for Prometheus and the dashboard: how far each replica is behind —
+ * every node asked directly (a switchover changes which one replicates), the one that does reporting
+ * its lag, a node that replicates nothing being the primary — and how many changes failovers have lost
+ * (the rows of lost_change: the same figure from every maintainer).
  */
-export function createReplicaMonitor(deps: {
+export function createDatabaseWatch(deps: {
+  pool: Pool;
   nodeUrls: string[];
   metrics: MaintainerMetrics;
   logger: Logger;
@@ -20,6 +22,7 @@ export function createReplicaMonitor(deps: {
   }));
 
   async function check(): Promise<void> {
+    metrics.lostChangesRecorded.set(await countLostChanges(deps.pool));
     await Promise.all(
       nodes.map(async ({ name, pool }) => {
         try {
