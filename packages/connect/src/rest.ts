@@ -195,11 +195,42 @@ export function connectClient(url: string) {
     async resetOffsets(name: string): Promise<void> {
       await this.stop(name);
       try {
-        await this.waitUntil(name, (status) => status?.connector.state === "STOPPED", {
-          timeoutMs: 60_000,
-          failedGraceMs: 60_000,
-        });
+        await this.stopped(name);
         expectOk(await call("DELETE", `${named(name)}/offsets`, undefined, 60_000), name);
+      } finally {
+        // Whatever failed, the connector is never left stopped: nobody else would start it again.
+        await this.resume(name);
+      }
+    },
+    /**
+     * Waits until a stop has taken: the connector STOPPED and no task left, so that none flushes its
+     * offsets over the ones about to be written.
+     */
+    async stopped(name: string): Promise<void> {
+      await this.waitUntil(
+        name,
+        (status) => status?.connector.state === "STOPPED" && status.tasks.length === 0,
+        { timeoutMs: 60_000, failedGraceMs: 60_000 },
+      );
+    },
+    /**
+     * Rewrites the connector's one source offset (stopped first, as Connect requires) and starts it
+     * again: it resumes from the offset so changed.
+     */
+    async alterSourceOffset(
+      name: string,
+      change: (offset: Record<string, unknown>) => Record<string, unknown>,
+    ): Promise<void> {
+      await this.stop(name);
+      try {
+        await this.stopped(name);
+        const body = (await this.offsets(name)) as {
+          offsets?: { partition: Record<string, unknown>; offset: Record<string, unknown> }[];
+        };
+        const [stored] = body.offsets ?? [];
+        if (!stored) throw new ConnectError("refused", `${name} has no offset to alter`);
+        const altered = { offsets: [{ partition: stored.partition, offset: change(stored.offset) }] };
+        expectOk(await call("PATCH", `${named(name)}/offsets`, altered, 60_000), name);
       } finally {
         // Whatever failed, the connector is never left stopped: nobody else would start it again.
         await this.resume(name);

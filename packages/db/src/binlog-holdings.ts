@@ -53,3 +53,28 @@ export async function binlogPositionLost(pool: Pool, position: ReaderPosition): 
     return `the server purged GTIDs the reader has not read: ${row.missing}`;
   return undefined;
 }
+
+const mysqlGtidSet = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:/i;
+
+/**
+ * A MySQL reader's GTID set once the transactions of other servers that this server lacks are taken out
+ * of it — what a failover lost (the old primary committed them, the new one never received them) — or
+ * undefined when nothing is to be taken out that way: every GTID held, or one of this server's own
+ * missing (its binlog was reset), which no trimming repairs. A set so trimmed names exactly what the
+ * reader has read that this server holds: nothing is read again, nothing skipped.
+ */
+export async function gtidsWithoutLostCommits(
+  pool: Pool,
+  gtids: string,
+): Promise<{ trimmed: string; lost: string } | undefined> {
+  // MariaDB's GTIDs (domain-server-sequence) name no server's whole history: nothing to take out.
+  if (!mysqlGtidSet.test(gtids.trim())) return undefined;
+  const [[row]] = await pool.query<RowDataPacket[]>(
+    "SELECT GTID_SUBTRACT(?, @@GLOBAL.gtid_executed) AS lost, @@server_uuid AS uuid",
+    [gtids],
+  );
+  const lost = String(row.lost ?? "").replace(/\s/g, "");
+  if (!lost || lost.toLowerCase().includes(String(row.uuid).toLowerCase())) return undefined;
+  const [[trimmed]] = await pool.query<RowDataPacket[]>("SELECT GTID_SUBTRACT(?, ?) AS gtids", [gtids, lost]);
+  return { trimmed: String(trimmed.gtids).replace(/\s/g, ""), lost };
+}

@@ -1,5 +1,5 @@
 export { appDbUser, databaseName, dbaDbUser, debeziumDbUser } from "./accounts.ts";
-export { binlogPositionLost, type ReaderPosition } from "./binlog-holdings.ts";
+export { binlogPositionLost, gtidsWithoutLostCommits, type ReaderPosition } from "./binlog-holdings.ts";
 export { type BinlogSource, binlogCoordinates, readBinlogSource } from "./binlog-source.ts";
 export { skusChangedSince } from "./changed-skus.ts";
 export { isConnectionLoss, isDatabaseUnavailable, isDuplicateKey, serverErrors } from "./errors.ts";

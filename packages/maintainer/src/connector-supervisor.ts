@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { binlogSourceKey, cdcKeys, type FlashgateRedis, takeLease } from "@flashgate/cache";
 import { type ConnectClient, ConnectError, type ConnectorStatus, redactedTrace } from "@flashgate/connect";
-import { binlogPositionLost } from "@flashgate/db";
+import { binlogPositionLost, gtidsWithoutLostCommits } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
 import { recordIncident } from "@flashgate/sync";
 import type { Pool } from "mysql2/promise";
@@ -68,6 +68,7 @@ export function createConnectorSupervisor(deps: {
       if (historyReset) await redis.del(cdcKeys.historyReset);
       return false;
     }
+    if (!historyReset && (await trimLostCommits(offset))) return true;
     const reason = historyReset
       ? `the binlog was reset on its server (seen back at ${historyReset}): the stored offset is from the history before`
       : await binlogPositionLost(pool, {
@@ -85,6 +86,27 @@ export function createConnectorSupervisor(deps: {
     );
     await recordIncident(redis, { kind: "cdc-repositioned", connector, reason });
     await resetOffsets();
+    return true;
+  }
+
+  /**
+   * After a failover that lost commits, the stored GTID set holds transactions of the old primary that
+   * the new one lacks, and Debezium refuses to start from it ("no longer available"). Those are taken out
+   * of it: the connector resumes where it was, with no reset and no snapshot.
+   */
+  async function trimLostCommits(offset: Record<string, unknown>): Promise<boolean> {
+    if (typeof offset.gtids !== "string" || !offset.gtids.trim()) return false;
+    const trim = await gtidsWithoutLostCommits(pool, offset.gtids);
+    if (!trim) return false;
+    const held = createHash("sha256").update(JSON.stringify(offset)).digest("hex").slice(0, 16);
+    if ((await redis.set(cdcKeys.reposition(held), "1", "PX", repositionHoldMs, "NX")) !== "OK") return true;
+    metrics.connectorGtidTrims.inc();
+    logger.error(
+      { connector, lost: trim.lost },
+      "the connector's GTID set holds transactions a failover lost; taking them out of it, so it streams on from where it was",
+    );
+    await recordIncident(redis, { kind: "cdc-lost-commits-trimmed", connector, lost: trim.lost });
+    await connect.alterSourceOffset(connector, (stored) => ({ ...stored, gtids: trim.trimmed }));
     return true;
   }
 

@@ -116,6 +116,11 @@ export function createMaintainerMetrics() {
       help: "Times the connector's binlog position was lost (reset, purged, another server) and reset to a fresh snapshot",
       registers: [registry],
     }),
+    connectorGtidTrims: new Counter({
+      name: "flashgate_connector_gtid_trims_total",
+      help: "Times a failover's lost transactions were taken out of the connector's stored GTID set, so it resumed where it was",
+      registers: [registry],
+    }),
     cdcStalled: new Gauge({
       name: "flashgate_cdc_stalled",
       help: "1 while neither a heartbeat nor any change has been applied for CDC_STALL_MS and changed SKUs are loaded from MySQL directly",

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseConfig } from "@flashgate/config";
-import { connectClient, isRunning, readConnectorFile } from "@flashgate/connect";
+import { ConnectError, connectClient, isRunning, readConnectorFile } from "@flashgate/connect";
 import { appDbUser, databaseName, dbaDbUser, debeziumDbUser, migrate } from "@flashgate/db";
 import { appComponent } from "./components/app.ts";
 import { connectUrl, connectWorker } from "./components/connect.ts";
@@ -194,10 +194,21 @@ export async function registerConnector(ctx: StackContext) {
     step.waiting("restarting what had FAILED");
     await client.restart(connector.name, true);
   }
-  await client.waitUntil(connector.name, isRunning, {
-    failedGraceMs: failed || changed ? 30_000 : 0,
-    onWait: () => step.waiting(`connector ${connector.name} and its tasks to be RUNNING`),
-  });
+  try {
+    await client.waitUntil(connector.name, isRunning, {
+      failedGraceMs: failed || changed ? 30_000 : 0,
+      onWait: () => step.waiting(`connector ${connector.name} and its tasks to be RUNNING`),
+    });
+  } catch (error) {
+    // Its stored position is not on this server (a failover lost transactions it had read, a reset
+    // binlog): the cache-maintainers started next take the lost ones out of it, or reset it.
+    if (!(error instanceof ConnectError) || !/no longer available on the server/.test(error.message))
+      throw error;
+    step.done(
+      "FAILED: its stored binlog position is not on this server; the cache-maintainers reposition it",
+    );
+    return;
+  }
   step.done(`${changed ? "registered" : "unchanged"}${failed ? ", restarted" : ""}, RUNNING`);
 }
 
