@@ -5,7 +5,7 @@ import { Ajv } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { connectFile, connectYaml } from "./kubernetes.ts";
-import { type StrimziKind, strimziSchemas } from "./strimzi-schemas.ts";
+import { type StrimziKind, strictly, strimziSchemas } from "./strimzi-schemas.ts";
 
 interface Container {
   name: string;
@@ -82,13 +82,13 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
     expect(connector?.spec).toMatchObject({ class: connectorClass, tasksMax: Number(tasksMax), config });
   });
 
-  it("renders, base and small overlay, and every object is valid against the Kubernetes and Strimzi schemas", async () => {
+  it("renders, base and small overlay, and every object is valid against the Kubernetes and Strimzi schemas (Strimzi's strictly: no unknown field)", async () => {
     const ajv = new Ajv({ strict: false, allErrors: true });
     for (const overlay of ["base", "overlays/small"]) {
       for (const resource of render(overlay)) {
         const where = `${overlay}: ${resource.kind} ${resource.metadata.name}`;
         if (resource.apiVersion === "kafka.strimzi.io/v1") {
-          const validate = ajv.compile(strimzi[resource.kind as StrimziKind]);
+          const validate = ajv.compile(strictly(strimzi[resource.kind as StrimziKind]));
           expect(validate(resource) ? [] : validate.errors, where).toEqual([]);
         } else {
           await expect(validateCore(resource), where).resolves.toBeUndefined();
@@ -104,6 +104,15 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
     expect(
       ajv.compile(strimzi.KafkaConnect)({ ...connect, spec: { ...connect.spec, replicas: "two" } }),
     ).toBe(false);
+    // And a misspelled Strimzi field, which the CRD's own schema lets through and an API server would drop.
+    const connector = rendered.find((r) => r.kind === "KafkaConnector") as Resource;
+    const misspelled = { ...connector, spec: { ...connector.spec, autoRestart: { enable: true } } };
+    expect(ajv.compile(strimzi.KafkaConnector)(misspelled)).toBe(true);
+    const strict = ajv.compile(strictly(strimzi.KafkaConnector));
+    expect(strict(misspelled)).toBe(false);
+    expect(strict.errors?.map((e) => `${e.instancePath} ${e.params.additionalProperty}`)).toEqual([
+      "/spec/autoRestart enable",
+    ]);
   });
 
   it("runs each app with probes on its health routes (the API ready through a store's blip) and resources, the API autoscaled, a disruption budget each, and no secret in the manifests", () => {

@@ -58,3 +58,25 @@ export function strimziSchemas(): Record<StrimziKind, object> {
     }),
   ) as Record<StrimziKind, object>;
 }
+
+/**
+ * A schema that refuses what it does not name: every object that lists its properties gets
+ * `additionalProperties: false` (the CRDs leave it open, and an API server drops an unknown field
+ * silently), except where the CRD keeps unknown fields on purpose (a connector's `config`) and the
+ * branches of a `oneOf`/`anyOf`/`allOf`, which name only what tells them apart.
+ */
+export function strictly(schema: object, branch = false): object {
+  if (Array.isArray(schema)) return schema.map((item) => strictly(item, branch));
+  if (typeof schema !== "object" || schema === null) return schema;
+  const node = Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [
+      key,
+      typeof value === "object" && value !== null
+        ? strictly(value, ["oneOf", "anyOf", "allOf"].includes(key))
+        : value,
+    ]),
+  ) as Record<string, unknown>;
+  const open =
+    branch || node["x-kubernetes-preserve-unknown-fields"] === true || "additionalProperties" in node;
+  return node.properties && !open ? { ...node, additionalProperties: false } : node;
+}

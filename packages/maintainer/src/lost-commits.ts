@@ -34,12 +34,15 @@ export function createLostCommitFinder(deps: {
   const { kafka, pool, redis, metrics, logger, lookbackMs } = deps;
 
   return async function findLostCommits(seenAtMs: number): Promise<LostChange[]> {
+    const changes = await readChangesSince(kafka, seenAtMs - lookbackMs);
+    // Read after the topics' ends were taken: every change read was committed before, so a transaction
+    // of the new primary among them is in this set, never taken for lost.
     const executed = await executedGtids(pool);
     if (!executed) {
       logger.warn("the lost-commit check reads MySQL GTIDs: not run on this server");
       return [];
     }
-    const lost = (await readChangesSince(kafka, seenAtMs - lookbackMs))
+    const lost = changes
       .filter((change) => change.gtid !== undefined && !holdsGtid(executed, change.gtid))
       .map(lostChange);
     const added = await recordLostChanges(pool, lost);

@@ -34,9 +34,9 @@ interface Isolated {
 }
 
 const retryBaseMs = 500;
+const retryMaxMs = 60_000;
 /** Longer than a lost-commit check may read (lost-commits.ts): a maintainer that died holding it frees it. */
 const lostCommitCheckHoldMs = 150_000;
-const retryMaxMs = 60_000;
 
 /**
  * Detects lost Redis data (FLUSHALL, a restart without persistence) by the epoch key the maintainer
@@ -58,6 +58,7 @@ export function createRebuilder(deps: {
   const { redis, pool, metrics, logger } = deps;
   const isolated = new Map<string, Isolated>();
   let running: Promise<void> | undefined;
+  let checkingLostCommits = false;
 
   async function isolate(activityId: number, skuId: number, error: unknown) {
     const keys = skuKeys(activityId, skuId);
@@ -168,7 +169,22 @@ export function createRebuilder(deps: {
     return changed;
   }
 
-  /** After a failover, once the cache is rebuilt: left pending for the next pass (any maintainer's) if it fails. */
+  /**
+   * After a failover, once the cache is rebuilt; beside the watchdog's passes, which go on serving
+   * rebuilds while the topics are read back. Left pending for a later pass (any maintainer's) if it fails.
+   */
+  function startLostCommitCheck() {
+    if (checkingLostCommits) return;
+    checkingLostCommits = true;
+    checkLostCommits()
+      .catch((error: Error) =>
+        logger.error({ err: error.message }, "the lost-commit check failed; the next pass tries again"),
+      )
+      .finally(() => {
+        checkingLostCommits = false;
+      });
+  }
+
   async function checkLostCommits(): Promise<void> {
     const seenAt = await redis.hget(binlogSourceKey, "lost-commit-check");
     if (!seenAt || !deps.findLostCommits) return;
@@ -205,7 +221,7 @@ export function createRebuilder(deps: {
         await redis.hdel(binlogSourceKey, "reset-rebuild");
       } else if (!(await redis.exists(cacheEpochKey))) await rebuildAll("epoch-missing");
       await drainQueue();
-      await checkLostCommits();
+      startLostCommitCheck();
     })().finally(() => {
       running = undefined;
     });
