@@ -47,6 +47,7 @@ export {
   placeOrder,
   placeOrders,
 } from "./purchase.ts";
+export { type ReplicaStatus, readReplicaStatus } from "./replica-status.ts";
 export { readSkuSnapshot, type SkuSnapshot } from "./sku-snapshot.ts";
 export {
   type ActivityInput,

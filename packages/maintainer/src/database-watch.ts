@@ -1,6 +1,6 @@
-import { countLostChanges, createPool } from "@flashgate/db";
+import { countLostChanges, createPool, readReplicaStatus } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
-import type { Pool, RowDataPacket } from "mysql2/promise";
+import type { Pool } from "mysql2/promise";
 import type { MaintainerMetrics } from "./metrics.ts";
 
 /**
@@ -26,19 +26,15 @@ export function createDatabaseWatch(deps: {
     await Promise.all(
       nodes.map(async ({ name, pool }) => {
         try {
-          const [[status]] = await pool.query<RowDataPacket[]>("SHOW REPLICA STATUS");
+          const status = await readReplicaStatus(pool);
           if (!status) {
             metrics.replicaLag.remove({ node: name });
             metrics.replicaRunning.remove({ node: name });
             return;
           }
-          const running = status.Replica_IO_Running === "Yes" && status.Replica_SQL_Running === "Yes";
-          metrics.replicaRunning.set({ node: name }, running ? 1 : 0);
+          metrics.replicaRunning.set({ node: name }, status.receiving && status.applying ? 1 : 0);
           // Unknown while it does not apply: the alert fires on "not running", not on a made-up lag.
-          metrics.replicaLag.set(
-            { node: name },
-            status.Seconds_Behind_Source === null ? Number.NaN : Number(status.Seconds_Behind_Source),
-          );
+          metrics.replicaLag.set({ node: name }, status.secondsBehind ?? Number.NaN);
         } catch (error) {
           metrics.replicaRunning.set({ node: name }, 0);
           metrics.replicaLag.set({ node: name }, Number.NaN);

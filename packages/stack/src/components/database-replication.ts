@@ -1,4 +1,4 @@
-import type { RowDataPacket } from "mysql2/promise";
+import { type ReplicaStatus, readReplicaStatus } from "@flashgate/db";
 import type { StackContext } from "../context.ts";
 import { StackError, waitFor } from "../wait.ts";
 import { adminConnection, databaseNodeName, databaseNodePort, primaryNode } from "./database.ts";
@@ -18,8 +18,7 @@ export async function followPrimary(ctx: StackContext, node: number): Promise<vo
   const replica = await adminConnection(ctx, undefined, node);
   try {
     await replica.query("SET GLOBAL super_read_only = ON");
-    const [[status]] = await replica.query<RowDataPacket[]>("SHOW REPLICA STATUS");
-    if (Number(status?.Source_Port) !== sourcePort) {
+    if ((await readReplicaStatus(replica))?.sourcePort !== sourcePort) {
       await ensureReplicationUser(ctx, primary);
       await replica.query("STOP REPLICA");
       await replica.query(
@@ -63,32 +62,11 @@ async function ensureReplicationUser(ctx: StackContext, primary: number) {
   }
 }
 
-export interface ReplicaState {
-  sourcePort: number;
-  receiving: boolean;
-  applying: boolean;
-  /** Seconds the applier is behind the source's commit times; null while it does not apply. */
-  secondsBehind: number | null;
-  /** The last error of either thread, while that thread is stopped. */
-  error?: string;
-}
-
 /** How a node replicates, or undefined if it is no replica. */
-export async function replicaState(ctx: StackContext, node: number): Promise<ReplicaState | undefined> {
+export async function replicaState(ctx: StackContext, node: number): Promise<ReplicaStatus | undefined> {
   const admin = await adminConnection(ctx, undefined, node);
   try {
-    const [[status]] = await admin.query<RowDataPacket[]>("SHOW REPLICA STATUS");
-    if (!status) return undefined;
-    const receiving = status.Replica_IO_Running === "Yes";
-    const applying = status.Replica_SQL_Running === "Yes";
-    const error = (!receiving && status.Last_IO_Error) || (!applying && status.Last_SQL_Error) || undefined;
-    return {
-      sourcePort: Number(status.Source_Port),
-      receiving,
-      applying,
-      secondsBehind: status.Seconds_Behind_Source === null ? null : Number(status.Seconds_Behind_Source),
-      ...(error ? { error: String(error) } : {}),
-    };
+    return await readReplicaStatus(admin);
   } finally {
     await admin.end();
   }
