@@ -1,10 +1,15 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
 import { connectorsDir, readConnectorFile, workerSettings } from "@flashgate/connect";
 import { Ajv } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { connectFile, connectYaml } from "./kubernetes.ts";
+import { connectFile, connectUser, connectYaml, debeziumPluginSha512, maintainerUser } from "./kubernetes.ts";
+import { type KubernetesObject, policyViolations } from "./kubernetes-policy.ts";
+import { strictKubernetes } from "./kubernetes-strict.ts";
 import { type StrimziKind, strictly, strimziSchemas } from "./strimzi-schemas.ts";
 
 interface Container {
@@ -50,8 +55,7 @@ async function validateCore(resource: Resource) {
   const [group, version] = resource.apiVersion.includes("/")
     ? resource.apiVersion.split("/")
     : ["", resource.apiVersion];
-  const module =
-    group === "" ? `v1/${resource.kind}` : `${group.replace(".k8s.io", "")}/${version}/${resource.kind}`;
+  const module = group === "" ? `v1/${resource.kind}` : `${group}/${version}/${resource.kind}`;
   const models = (await import(`kubernetes-models/${module}`)) as Record<
     string,
     new (
@@ -82,18 +86,25 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
     expect(connector?.spec).toMatchObject({ class: connectorClass, tasksMax: Number(tasksMax), config });
   });
 
-  it("renders, base and small overlay, and every object is valid against the Kubernetes and Strimzi schemas (Strimzi's strictly: no unknown field)", async () => {
+  it("renders, base and small overlay, and every object is valid against the Kubernetes and Strimzi schemas, strictly: no unknown field", async () => {
     const ajv = new Ajv({ strict: false, allErrors: true });
     for (const overlay of ["base", "overlays/small"]) {
-      for (const resource of render(overlay)) {
-        const where = `${overlay}: ${resource.kind} ${resource.metadata.name}`;
-        if (resource.apiVersion === "kafka.strimzi.io/v1") {
-          const validate = ajv.compile(strictly(strimzi[resource.kind as StrimziKind]));
-          expect(validate(resource) ? [] : validate.errors, where).toEqual([]);
-        } else {
-          await expect(validateCore(resource), where).resolves.toBeUndefined();
-        }
+      const objects = render(overlay);
+      const core = objects.filter((r) => r.apiVersion !== "kafka.strimzi.io/v1");
+      for (const resource of objects.filter((r) => r.apiVersion === "kafka.strimzi.io/v1")) {
+        const validate = ajv.compile(strictly(strimzi[resource.kind as StrimziKind]));
+        expect(
+          validate(resource) ? [] : validate.errors,
+          `${overlay}: ${resource.kind} ${resource.metadata.name}`,
+        ).toEqual([]);
       }
+      for (const resource of core)
+        await expect(
+          validateCore(resource),
+          `${overlay}: ${resource.kind} ${resource.metadata.name}`,
+        ).resolves.toBeUndefined();
+      // The API's own models: every field defined for its kind.
+      expect(strictKubernetes(core)).toEqual(core.map(() => "ok"));
     }
     // The validators refuse what is wrong: a mistyped field in each kind of schema.
     const deployment = rendered.find((r) => r.kind === "Deployment") as Resource;
@@ -104,7 +115,17 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
     expect(
       ajv.compile(strimzi.KafkaConnect)({ ...connect, spec: { ...connect.spec, replicas: "two" } }),
     ).toBe(false);
-    // And a misspelled Strimzi field, which the CRD's own schema lets through and an API server would drop.
+    // And a misspelled field, which the schemas let through and an API server would drop silently.
+    const pod = podOf(deployment);
+    const misspelledPod = structuredClone(deployment);
+    podOf(misspelledPod).securityContext = {
+      ...pod.securityContext,
+      runAsNonroot: true,
+    } as PodSpec["securityContext"];
+    await expect(validateCore(misspelledPod)).resolves.toBeUndefined();
+    expect(strictKubernetes([misspelledPod])).toEqual([
+      "The field `runAsNonroot` in the JSON string is not defined in the `V1PodSecurityContext` properties.",
+    ]);
     const connector = rendered.find((r) => r.kind === "KafkaConnector") as Resource;
     const misspelled = { ...connector, spec: { ...connector.spec, autoRestart: { enable: true } } };
     expect(ajv.compile(strimzi.KafkaConnector)(misspelled)).toBe(true);
@@ -113,6 +134,154 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
     expect(strict.errors?.map((e) => `${e.instancePath} ${e.params.additionalProperty}`)).toEqual([
       "/spec/autoRestart enable",
     ]);
+  });
+
+  it("passes a platform team's rules — restricted pods, pinned images, every Service behind a NetworkPolicy, Kafka authenticated, MySQL over TLS, replicas spread — and refuses each way of breaking them", () => {
+    const objects = rendered as KubernetesObject[];
+    expect(policyViolations(objects)).toEqual([]);
+    const namespace = rendered.find((r) => r.kind === "Namespace") as Resource & {
+      metadata: { labels?: Record<string, string> };
+    };
+    expect(namespace.metadata.labels?.["pod-security.kubernetes.io/enforce"]).toBe("restricted");
+    const changed = (kind: string, name: string, change: (object: Resource) => void) =>
+      policyViolations(
+        objects.map((object) => {
+          if (object.kind !== kind || object.metadata.name !== name) return object;
+          const copy = structuredClone(object) as Resource;
+          change(copy);
+          return copy as KubernetesObject;
+        }),
+      );
+    expect(
+      changed("Deployment", "purchase-api", (d) => {
+        podOf(d).securityContext = {
+          runAsNonRoot: false,
+          runAsUser: 0,
+          seccompProfile: { type: "RuntimeDefault" },
+        };
+      }),
+    ).toEqual(["Deployment purchase-api: runs as root (needs runAsNonRoot and a numeric runAsUser above 0)"]);
+    expect(
+      changed("StatefulSet", "redis", (r) => {
+        podOf(r).containers[0].image = "redis:latest";
+      }),
+    ).toEqual(["StatefulSet redis redis: floating image redis:latest"]);
+    expect(
+      policyViolations(
+        objects.filter((o) => !(o.kind === "NetworkPolicy" && o.metadata.name === "cache-maintainer")),
+      ),
+    ).toEqual(["Service cache-maintainer: port 8082 has no NetworkPolicy admitting to it"]);
+    expect(
+      changed("Kafka", "flashgate", (k) => {
+        (k.spec as { kafka: { listeners: object[] } }).kafka.listeners.push({
+          name: "plain",
+          port: 9092,
+          type: "internal",
+          tls: false,
+        });
+      }),
+    ).toEqual(["Kafka flashgate: listener plain is not authenticated over TLS"]);
+    expect(
+      changed("KafkaConnector", "flashgate-sale", (c) => {
+        (c.spec as { config: Record<string, string> }).config["database.ssl.mode"] = "preferred";
+      }),
+    ).toEqual(["KafkaConnector flashgate-sale: database.ssl.mode preferred may fall back to plaintext"]);
+  });
+
+  it("heals the connector through its KafkaConnector with the least RBAC: the maintainer's service account may read and patch that one resource and patch the one ConfigMap of offsets", () => {
+    const maintainer = rendered.find(
+      (r) => r.kind === "Deployment" && r.metadata.name === "cache-maintainer",
+    ) as Resource;
+    const pod = podOf(maintainer) as PodSpec & {
+      serviceAccountName?: string;
+      containers: (Container & { env: { name: string; value?: string }[] })[];
+    };
+    expect(pod.serviceAccountName).toBe("cache-maintainer");
+    expect(pod.containers[0].env).toContainEqual({ name: "CONNECTOR_CONTROL", value: "strimzi" });
+    const role = rendered.find((r) => r.kind === "Role") as Resource & { rules: object[] };
+    expect(role.rules).toEqual([
+      {
+        apiGroups: ["kafka.strimzi.io"],
+        resources: ["kafkaconnectors"],
+        resourceNames: ["flashgate-sale"],
+        verbs: ["get", "patch"],
+      },
+      {
+        apiGroups: [""],
+        resources: ["configmaps"],
+        resourceNames: ["flashgate-sale-offsets"],
+        verbs: ["patch"],
+      },
+    ]);
+    expect(rendered.find((r) => r.kind === "RoleBinding")).toMatchObject({
+      roleRef: { kind: "Role", name: "cache-maintainer" },
+      subjects: [{ kind: "ServiceAccount", name: "cache-maintainer" }],
+    });
+    expect(
+      rendered.find((r) => r.kind === "ConfigMap" && r.metadata.name === "flashgate-sale-offsets"),
+    ).toBeDefined();
+    // The other pods hold no token to the API at all.
+    for (const name of ["purchase-api", "dashboard"]) {
+      const deployment = rendered.find(
+        (r) => r.kind === "Deployment" && r.metadata.name === name,
+      ) as Resource;
+      expect(
+        (podOf(deployment) as { automountServiceAccountToken?: boolean }).automountServiceAccountToken,
+        name,
+      ).toBe(false);
+    }
+  });
+
+  it("lets only Connect write the CDC topics: the maintainer's KafkaUser reads them, its group and its one-off groups, and writes dead letters", () => {
+    type Acl = { resource: { type: string; name?: string; patternType?: string }; operations: string[] };
+    const aclsOf = (user: string) =>
+      rendered.find((r) => r.kind === "KafkaUser" && r.metadata.name === user)?.spec as {
+        authentication: { type: string };
+        authorization: { acls: Acl[] };
+      };
+    const may = (user: string, operation: string, topic: string) =>
+      aclsOf(user).authorization.acls.some(
+        (acl) =>
+          acl.resource.type === "topic" && acl.resource.name === topic && acl.operations.includes(operation),
+      );
+    for (const topic of ["flashgate.sale", "flashgate.activity", "flashgate.heartbeat"]) {
+      expect(may(connectUser, "Write", topic), topic).toBe(true);
+      expect(may(maintainerUser, "Write", topic), topic).toBe(false);
+      expect(may(maintainerUser, "Read", topic), topic).toBe(true);
+    }
+    expect(may(maintainerUser, "Write", "flashgate.cache-maintainer.dlq")).toBe(true);
+    expect(
+      aclsOf(maintainerUser)
+        .authorization.acls.filter((a) => a.resource.type === "group")
+        .map((a) => a.resource),
+    ).toEqual([
+      { type: "group", name: "flashgate-cache-maintainer", patternType: "literal" },
+      { type: "group", name: "flashgate-lost-commits-", patternType: "prefix" },
+    ]);
+    for (const user of [connectUser, maintainerUser])
+      expect(aclsOf(user).authentication.type).toBe("scram-sha-512");
+  });
+
+  it("pins the Debezium plugin by the SHA-512 of the artifact Maven Central serves for connectors/pom.xml's version", () => {
+    const version =
+      /<debezium.version>([^<]+)</.exec(
+        readFileSync(new URL("../connectors/pom.xml", import.meta.url), "utf8"),
+      )?.[1] ?? "";
+    execFileSync(
+      "mvn",
+      [
+        "-q",
+        "dependency:get",
+        `-Dartifact=io.debezium:debezium-connector-mysql:${version}:tar.gz:plugin`,
+        "-Dtransitive=false",
+      ],
+      { stdio: "inherit" },
+    );
+    const file = join(
+      process.env.MAVEN_REPOSITORY ?? join(homedir(), ".m2/repository"),
+      `io/debezium/debezium-connector-mysql/${version}/debezium-connector-mysql-${version}-plugin.tar.gz`,
+    );
+    expect(createHash("sha512").update(readFileSync(file)).digest("hex")).toBe(debeziumPluginSha512[version]);
   });
 
   it("runs each app with probes on its health routes (the API ready through a store's blip) and resources, the API autoscaled, a disruption budget each, and no secret in the manifests", () => {
@@ -142,41 +311,54 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
     expect(rendered.filter((r) => r.kind === "Secret")).toEqual([]);
   });
 
-  it("runs every pod it defines at the restricted Pod Security level, Redis's password in memory only", () => {
-    const namespace = rendered.find((r) => r.kind === "Namespace") as Resource & {
-      metadata: { labels?: Record<string, string> };
-    };
-    expect(namespace.metadata.labels?.["pod-security.kubernetes.io/enforce"]).toBe("restricted");
-    const workloads = rendered.filter((r) => ["Deployment", "StatefulSet", "Job"].includes(r.kind));
-    expect(workloads.map((w) => `${w.kind} ${w.metadata.name}`).sort()).toEqual([
-      "Deployment cache-maintainer",
-      "Deployment dashboard",
-      "Deployment purchase-api",
-      "Job redis-cluster-create",
-      "StatefulSet redis",
-    ]);
-    for (const workload of workloads) {
-      const where = `${workload.kind} ${workload.metadata.name}`;
-      const pod = podOf(workload);
-      expect(pod.securityContext, where).toMatchObject({
-        runAsNonRoot: true,
-        seccompProfile: { type: "RuntimeDefault" },
-      });
-      expect(pod.securityContext?.runAsUser, where).toBeGreaterThan(0);
-      for (const container of [...pod.containers, ...(pod.initContainers ?? [])])
-        expect(container.securityContext, `${where} ${container.name}`).toEqual({
-          allowPrivilegeEscalation: false,
-          readOnlyRootFilesystem: true,
-          capabilities: { drop: ["ALL"] },
-        });
-    }
-    const redisPod = podOf(workloads.find((w) => w.kind === "StatefulSet") as Resource);
-    const [redis] = redisPod.containers;
-    const authFile = /--include (\S+)/.exec(redis.command?.join(" ") ?? "")?.[1] ?? "";
-    const mount = redis.volumeMounts?.find((m) => authFile.startsWith(`${m.mountPath}/`));
-    expect(redisPod.volumes?.find((v) => v.name === mount?.name)?.emptyDir).toMatchObject({
-      medium: "Memory",
+  it("runs Redis as its own user, its password in memory only, each node announced by name and its peers found by name again after a restart of every pod", () => {
+    const redis = rendered.find((r) => r.kind === "StatefulSet") as Resource;
+    const pod = podOf(redis);
+    expect(pod.securityContext).toMatchObject({ runAsUser: 999, runAsNonRoot: true });
+    const start = (
+      rendered.find((r) => r.kind === "ConfigMap" && r.metadata.name === "redis") as Resource & {
+        data: Record<string, string>;
+      }
+    ).data["redis-start.sh"];
+    const runtimeDir = /REDIS_RUN_DIR:-([^}]+)\}/.exec(start)?.[1] ?? "";
+    const mount = pod.containers[0].volumeMounts?.find((m) => m.mountPath === runtimeDir);
+    expect(pod.volumes?.find((v) => v.name === mount?.name)?.emptyDir).toMatchObject({ medium: "Memory" });
+    // The script itself, on a nodes.conf whose peer's address changed: looked up by its name again
+    // (localhost here), a name that no longer resolves left as it was, redis-server started on the rest.
+    const dir = mkdtempSync(join(tmpdir(), "redis-start-"));
+    for (const sub of ["data", "run", "bin"]) mkdirSync(join(dir, sub));
+    writeFileSync(join(dir, "bin/redis-server"), '#!/bin/sh\necho "redis-server $*"\n');
+    chmodSync(join(dir, "bin/redis-server"), 0o755);
+    writeFileSync(
+      join(dir, "data/nodes.conf"),
+      [
+        "e7d1 10.1.0.7:6379@16379,localhost master - 0 0 1 connected 0-5460",
+        "a1b2 10.1.0.8:6379@16379,gone.invalid myself,slave e7d1 0 0 1 connected",
+        "vars currentEpoch 6 lastVoteEpoch 0",
+        "",
+      ].join("\n"),
+    );
+    const started = execFileSync("sh", ["-c", start], {
+      encoding: "utf8",
+      env: {
+        PATH: `${join(dir, "bin")}:${process.env.PATH}`,
+        REDIS_DATA_DIR: join(dir, "data"),
+        REDIS_RUN_DIR: join(dir, "run"),
+        REDIS_PASSWORD: "secret-of-the-test",
+        POD_NAME: "redis-4",
+      },
     });
+    expect(started.trim()).toBe(
+      `redis-server /etc/redis/redis.conf --include ${join(dir, "run")}/runtime.conf`,
+    );
+    expect(readFileSync(join(dir, "data/nodes.conf"), "utf8").split("\n").slice(0, 3)).toEqual([
+      "e7d1 127.0.0.1:6379@16379,localhost master - 0 0 1 connected 0-5460",
+      "a1b2 10.1.0.8:6379@16379,gone.invalid myself,slave e7d1 0 0 1 connected",
+      "vars currentEpoch 6 lastVoteEpoch 0",
+    ]);
+    expect(readFileSync(join(dir, "run/runtime.conf"), "utf8")).toContain(
+      "cluster-announce-hostname redis-4.redis\n",
+    );
   });
 
   it("gives the CDC topics the partitions and replication of the cluster topology", () => {

@@ -6,11 +6,28 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { topicPartitions, topics } from "@flashgate/cdc";
 import { connectorsDir, missingEnvPlaceholders, readConnectorFile, workerSettings } from "@flashgate/connect";
 import { debeziumDbUser } from "@flashgate/db";
+import { consumerGroup, lostCommitGroupPrefix } from "@flashgate/maintainer";
 import { stringify } from "yaml";
 
 export const connectFile = new URL("../deploy/kubernetes/base/connect.yaml", import.meta.url);
 const cluster = "flashgate";
 const replicas = 3;
+/** The authenticated listener (SCRAM-SHA-512 over TLS) every client dials: kafka.yaml defines it. */
+const bootstrap = `${cluster}-kafka-bootstrap:9093`;
+/** The cluster CA's Secret, written by Strimzi: what clients trust the brokers' certificates by. */
+const clusterCaSecret = `${cluster}-cluster-ca-cert`;
+export const connectUser = `${cluster}-connect`;
+export const maintainerUser = "cache-maintainer";
+/**
+ * Where Strimzi's build fetches the connector plugin: Maven Central's layout, on the repository or mirror
+ * the cluster may reach (the overlay names it). The plugin's SHA-512 pins it: a test checks it against the
+ * artifact Maven serves for the version of connectors/pom.xml.
+ */
+export const mavenRepository = "https://maven.example.internal/maven2";
+export const debeziumPluginSha512: Record<string, string> = {
+  "3.6.1.Final":
+    "81d43014a1ba0f1dd650525ed23bec36caecc33e3368a95554ca8bd2cca82df9575f7f4c46c8c5fd45ea2e3ee85c20620e9f71f07ecc6b0354eea3bccf0653bd",
+};
 
 const pomVersion = (property: string) => {
   const pom = readFileSync(new URL("../connectors/pom.xml", import.meta.url), "utf8");
@@ -34,13 +51,57 @@ const placeholderSources: Record<string, object> = {
   FLASHGATE_DEBEZIUM_PASSWORD: {
     valueFrom: { secretKeyRef: { name: "flashgate-debezium", key: "password" } },
   },
+  // Debezium's schema history has Kafka clients of its own: Connect's KafkaUser and the cluster CA.
+  FLASHGATE_KAFKA_USER: { value: connectUser },
+  FLASHGATE_KAFKA_PASSWORD: { valueFrom: { secretKeyRef: { name: connectUser, key: "password" } } },
+  FLASHGATE_KAFKA_CA: { valueFrom: { secretKeyRef: { name: clusterCaSecret, key: "ca.crt" } } },
 };
+
+/** A placeholder the Connect worker resolves from its environment (EnvVarConfigProvider). */
+const fromEnv = (name: string) => `\${env:${name}}`;
+
+/** The schema history's producer and consumer on the authenticated listener (Kubernetes only). */
+const schemaHistorySecurity = Object.fromEntries(
+  ["producer", "consumer"].flatMap((client) =>
+    Object.entries({
+      "security.protocol": "SASL_SSL",
+      "sasl.mechanism": "SCRAM-SHA-512",
+      "sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="${fromEnv("FLASHGATE_KAFKA_USER")}" password="${fromEnv("FLASHGATE_KAFKA_PASSWORD")}";`,
+      "ssl.truststore.type": "PEM",
+      "ssl.truststore.certificates": fromEnv("FLASHGATE_KAFKA_CA"),
+    }).map(([key, value]) => [`schema.history.internal.${client}.${key}`, value]),
+  ),
+);
+
+type Operation = "Read" | "Write" | "Create" | "Describe" | "DescribeConfigs" | "Delete";
+const acl = (
+  type: "topic" | "group" | "cluster",
+  name: string,
+  operations: Operation[],
+  patternType = "literal",
+) => ({
+  resource: type === "cluster" ? { type } : { type, name, patternType },
+  operations,
+});
+
+/** A Kafka user authenticated by SCRAM-SHA-512, allowed these ACLs and nothing else (authorization simple). */
+const kafkaUser = (name: string, acls: ReturnType<typeof acl>[]) => ({
+  apiVersion: "kafka.strimzi.io/v1",
+  kind: "KafkaUser",
+  metadata: { name, labels: { "strimzi.io/cluster": cluster } },
+  spec: { authentication: { type: "scram-sha-512" }, authorization: { type: "simple", acls } },
+});
 
 /** The Strimzi resources of the connector in connectors/flashgate-mysql.json (MySQL 8: what production runs). */
 export function connectResources() {
   const connector = readConnectorFile(connectorsDir, "flashgate-mysql.json");
-  const { "connector.class": connectorClass, "tasks.max": tasksMax, ...config } = connector.config;
-  const env = missingEnvPlaceholders(connector.config, {}).map((name) => {
+  const { "connector.class": connectorClass, "tasks.max": tasksMax, ...local } = connector.config;
+  const config = { ...local, ...schemaHistorySecurity };
+  const debezium = pomVersion("debezium.version");
+  const sha512sum = debeziumPluginSha512[debezium];
+  if (!sha512sum) throw new Error(`no SHA-512 of the Debezium ${debezium} plugin in debeziumPluginSha512`);
+  const history = config["schema.history.internal.kafka.topic"];
+  const env = missingEnvPlaceholders(config, {}).map((name) => {
     const source = placeholderSources[name];
     if (!source) throw new Error(`the connector's \${env:${name}} has no source in Kubernetes`);
     return { name, ...source };
@@ -57,8 +118,15 @@ export function connectResources() {
       kind: "KafkaConnect",
       metadata: { name: cluster, annotations: { "strimzi.io/use-connector-resources": "true" } },
       spec: {
+        version: pomVersion("kafka.version"),
         replicas: 2,
-        bootstrapServers: `${cluster}-kafka-bootstrap:9092`,
+        bootstrapServers: bootstrap,
+        tls: { trustedCertificates: [{ secretName: clusterCaSecret, pattern: "*.crt" }] },
+        authentication: {
+          type: "scram-sha-512",
+          username: connectUser,
+          passwordSecret: { secretName: connectUser, password: "password" },
+        },
         groupId: `${cluster}-connect`,
         configStorageTopic: `${cluster}-connect-configs`,
         offsetStorageTopic: `${cluster}-connect-offsets`,
@@ -67,23 +135,19 @@ export function connectResources() {
           "config.storage.replication.factor": replicas,
           "offset.storage.replication.factor": replicas,
           "status.storage.replication.factor": replicas,
-          // ${env:…} in a connector's config is resolved by the worker, so no secret is stored in Kafka.
-          "config.providers": "env",
-          "config.providers.env.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
           ...workerSettings,
         },
-        // Strimzi builds the worker image with the connector plugin from Maven Central.
+        // Strimzi builds the worker image with the connector plugin, checked against its SHA-512.
         build: {
-          output: { type: "docker", image: "flashgate-connect:latest" },
+          output: { type: "docker", image: `flashgate-connect:debezium-${debezium}` },
           plugins: [
             {
               name: "debezium-mysql",
               artifacts: [
                 {
-                  type: "maven",
-                  group: "io.debezium",
-                  artifact: "debezium-connector-mysql",
-                  version: pomVersion("debezium.version"),
+                  type: "tgz",
+                  url: `${mavenRepository}/io/debezium/debezium-connector-mysql/${debezium}/debezium-connector-mysql-${debezium}-plugin.tar.gz`,
+                  sha512sum,
                 },
               ],
             },
@@ -100,7 +164,8 @@ export function connectResources() {
       spec: {
         class: connectorClass,
         tasksMax: Number(tasksMax),
-        // A FAILED connector or task is restarted with backoff by the operator too.
+        // The maintainers restart a FAILED connector or task within seconds (through this resource); the
+        // operator's own restarts, minutes apart, are the backstop while no maintainer runs.
         autoRestart: { enabled: true },
         config,
       },
@@ -109,7 +174,29 @@ export function connectResources() {
     topic(topics.activity, topicPartitions),
     topic(topics.heartbeat, topicPartitions),
     topic(topics.deadLetters, topicPartitions),
-    topic(config["schema.history.internal.kafka.topic"], 1, { "retention.ms": -1 }),
+    topic(history, 1, { "retention.ms": -1 }),
+    // Only Connect writes the CDC topics; the maintainers read them and write dead letters only.
+    kafkaUser(connectUser, [
+      acl("group", `${cluster}-connect`, ["Read", "Describe"]),
+      ...[`${cluster}-connect-configs`, `${cluster}-connect-offsets`, `${cluster}-connect-status`].map(
+        (name) => acl("topic", name, ["Read", "Write", "Describe", "DescribeConfigs", "Create"]),
+      ),
+      ...[topics.sale, topics.activity, topics.heartbeat].map((name) =>
+        acl("topic", name, ["Write", "Describe", "DescribeConfigs", "Create"]),
+      ),
+      acl("topic", history, ["Read", "Write", "Describe", "DescribeConfigs", "Create"]),
+      acl("group", `${config["topic.prefix"]}-schemahistory`, ["Read", "Describe"]),
+      acl("cluster", "", ["Describe", "DescribeConfigs"]),
+    ]),
+    kafkaUser(maintainerUser, [
+      ...[topics.sale, topics.activity, topics.heartbeat].map((name) =>
+        acl("topic", name, ["Read", "Describe"]),
+      ),
+      acl("topic", topics.deadLetters, ["Write", "Describe"]),
+      acl("group", consumerGroup, ["Read", "Describe"]),
+      // The lost-commit check's one-off groups, deleted after use.
+      acl("group", lostCommitGroupPrefix, ["Read", "Describe", "Delete"], "prefix"),
+    ]),
   ];
 }
 

@@ -14,6 +14,7 @@ const kinds = {
   KafkaConnect: "connect.KafkaConnect",
   KafkaConnector: "connector.KafkaConnector",
   KafkaTopic: "topic.KafkaTopic",
+  KafkaUser: "user.KafkaUser",
 } as const;
 export type StrimziKind = keyof typeof kinds;
 

@@ -181,4 +181,16 @@ describe("docker compose up, under podman with the local images", () => {
     expect(left.status).toBe(0);
     expect(left.stdout).not.toContain(rootPassword);
   });
+
+  it("runs Redis as its own user on a read-only root, its password in memory and never on its volume", () => {
+    const inRedis = (command: string) => compose("exec", "-T", "redis", "sh", "-c", command);
+    // The server's own process (pid 1 after the shell's exec), not only the shell that started it.
+    expect(inRedis("awk '/^Uid:/ { print $2 }' /proc/1/status").stdout.trim()).toBe("999");
+    expect(inRedis("cat /proc/1/comm").stdout.trim()).toBe("redis-server");
+    expect(inRedis("touch /probe 2>&1").status).not.toBe(0);
+    expect(inRedis("grep -c ' /tmp tmpfs ' /proc/mounts").stdout.trim()).toBe("1");
+    const onVolume = inRedis(`grep -rl -- "${secrets.REDIS_PASSWORD}" /data || true`);
+    expect(onVolume.status).toBe(0);
+    expect(onVolume.stdout.trim()).toBe("");
+  });
 });

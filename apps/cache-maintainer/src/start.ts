@@ -1,5 +1,4 @@
 import { redisClient, withScripts } from "@flashgate/cache";
-import { connectClient } from "@flashgate/connect";
 import { bumpHeartbeat, closeAllExpiredOrders, createPool } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
 import {
@@ -18,6 +17,7 @@ import {
 import { serve } from "@hono/node-server";
 import { createApp } from "./app.ts";
 import type { MaintainerConfig } from "./config.ts";
+import { connectorControl } from "./connector-control.ts";
 import { every } from "./every.ts";
 
 /**
@@ -32,7 +32,10 @@ export async function startMaintainer(config: MaintainerConfig, logger: Logger) 
   const metrics = createMaintainerMetrics();
   const brokers = config.KAFKA_BROKERS.split(",");
 
-  const kafka = kafkaClient(brokers, `flashgate-cache-maintainer-${process.pid}`, logger);
+  const kafka = kafkaClient(brokers, `flashgate-cache-maintainer-${process.pid}`, logger, {
+    caFile: config.KAFKA_CA_FILE,
+    sasl: config.KAFKA_SASL,
+  });
   const findLostCommits = createLostCommitFinder({
     kafka,
     pool,
@@ -80,7 +83,7 @@ export async function startMaintainer(config: MaintainerConfig, logger: Logger) 
   const stopDatabaseWatch = every(5000, "database watch", database.check, logger);
 
   const supervisor = createConnectorSupervisor({
-    connect: connectClient(config.KAFKA_CONNECT_URL),
+    connect: connectorControl(config),
     connector: config.CONNECTOR_NAME,
     pool,
     redis,

@@ -176,13 +176,18 @@ export function connectClient(url: string) {
     stop: async (name: string) => void expectOk(await call("PUT", `${named(name)}/stop`), name),
     pause: async (name: string) => void expectOk(await call("PUT", `${named(name)}/pause`), name),
     resume: async (name: string) => void expectOk(await call("PUT", `${named(name)}/resume`), name),
-    restart: async (name: string, onlyFailed: boolean) =>
+    restart: async (name: string, onlyFailed: boolean, includeTasks = true) =>
       void expectOk(
-        await call("POST", `${named(name)}/restart?includeTasks=true&onlyFailed=${onlyFailed}`),
+        await call("POST", `${named(name)}/restart?includeTasks=${includeTasks}&onlyFailed=${onlyFailed}`),
         name,
       ),
     remove: async (name: string) => void expectOk(await call("DELETE", named(name)), name),
     offsets: async (name: string) => expectOk(await call("GET", `${named(name)}/offsets`), name),
+    /** Connect refuses both unless the connector is STOPPED. */
+    deleteOffsets: async (name: string) =>
+      void expectOk(await call("DELETE", `${named(name)}/offsets`, undefined, 60_000), name),
+    writeOffsets: async (name: string, offsets: unknown) =>
+      void expectOk(await call("PATCH", `${named(name)}/offsets`, offsets, 60_000), name),
     /** The connector's one source offset (Debezium keeps one per server), or undefined before its first. */
     async sourceOffset(name: string): Promise<Record<string, unknown> | undefined> {
       const body = (await this.offsets(name)) as { offsets?: { offset?: Record<string, unknown> }[] };
@@ -196,7 +201,7 @@ export function connectClient(url: string) {
       await this.stop(name);
       try {
         await this.stopped(name);
-        expectOk(await call("DELETE", `${named(name)}/offsets`, undefined, 60_000), name);
+        await this.deleteOffsets(name);
       } finally {
         // Whatever failed, the connector is never left stopped: nobody else would start it again.
         await this.resume(name);
@@ -224,17 +229,23 @@ export function connectClient(url: string) {
       await this.stop(name);
       try {
         await this.stopped(name);
-        const body = (await this.offsets(name)) as {
-          offsets?: { partition: Record<string, unknown>; offset: Record<string, unknown> }[];
-        };
-        const [stored] = body.offsets ?? [];
-        if (!stored) throw new ConnectError("refused", `${name} has no offset to alter`);
-        const altered = { offsets: [{ partition: stored.partition, offset: change(stored.offset) }] };
-        expectOk(await call("PATCH", `${named(name)}/offsets`, altered, 60_000), name);
+        await this.writeOffsets(name, await this.alteredSourceOffset(name, change));
       } finally {
         // Whatever failed, the connector is never left stopped: nobody else would start it again.
         await this.resume(name);
       }
+    },
+    /** The body of an offsets PATCH that sets the connector's one source offset to `change` of the stored one. */
+    async alteredSourceOffset(
+      name: string,
+      change: (offset: Record<string, unknown>) => Record<string, unknown>,
+    ): Promise<{ offsets: { partition: Record<string, unknown>; offset: Record<string, unknown> }[] }> {
+      const body = (await this.offsets(name)) as {
+        offsets?: { partition: Record<string, unknown>; offset: Record<string, unknown> }[];
+      };
+      const [stored] = body.offsets ?? [];
+      if (!stored) throw new ConnectError("refused", `${name} has no offset to alter`);
+      return { offsets: [{ partition: stored.partition, offset: change(stored.offset) }] };
     },
     /**
      * Polls until the connector and its tasks have been RUNNING for `ms` in a row; passing states

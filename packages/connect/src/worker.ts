@@ -11,4 +11,9 @@
 export const workerSettings = {
   "producer.batch.size": 524288,
   "offset.flush.interval.ms": 1000,
+  // ${env:…} in a connector's config is resolved by the worker (no secret is stored in Kafka), and only
+  // flashgate's own variables: a connector config posted to Connect may read no other of the worker's.
+  "config.providers": "env",
+  "config.providers.env.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+  "config.providers.env.param.allowlist.pattern": "^FLASHGATE_.*",
 } as const;

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { binlogSourceKey, cdcKeys, type FlashgateRedis, takeLease } from "@flashgate/cache";
-import { type ConnectClient, ConnectError, type ConnectorStatus, redactedTrace } from "@flashgate/connect";
+import { ConnectError, type ConnectorControl, type ConnectorStatus, redactedTrace } from "@flashgate/connect";
 import { binlogPositionLost, gtidsWithoutLostCommits } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
 import { recordIncident } from "@flashgate/sync";
@@ -45,7 +45,8 @@ const failedPart = (status: ConnectorStatus) =>
  * act as one.
  */
 export function createConnectorSupervisor(deps: {
-  connect: ConnectClient;
+  /** Connect's REST API, or Strimzi's operator where it owns the connector (strimziConnectorControl). */
+  connect: ConnectorControl;
   connector: string;
   pool: Pool;
   redis: FlashgateRedis;

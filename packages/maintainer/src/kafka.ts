@@ -1,5 +1,6 @@
+import { readFileSync } from "node:fs";
 import type { Logger } from "@flashgate/logger";
-import { Kafka, logLevel } from "kafkajs";
+import { Kafka, type KafkaConfig, logLevel } from "kafkajs";
 
 const levels = new Map<logLevel, "error" | "warn" | "info" | "debug">([
   [logLevel.ERROR, "error"],
@@ -13,10 +14,16 @@ const levels = new Map<logLevel, "error" | "warn" | "info" | "debug">([
  * logger. Its warnings and errors only: a consumer's joins and fetches at info are the maintainer's
  * own lines to write.
  */
-export function kafkaClient(brokers: string[], clientId: string, logger: Logger): Kafka {
+export function kafkaClient(
+  brokers: string[],
+  clientId: string,
+  logger: Logger,
+  security: KafkaSecurity = {},
+): Kafka {
   return new Kafka({
     clientId,
     brokers,
+    ...kafkaSecurity(security),
     logLevel: logLevel.WARN,
     // Kafka gone for a while (a broker restart, a failover) is waited out, not given up on.
     retry: { retries: 8, initialRetryTime: 250, maxRetryTime: 5000 },
@@ -27,4 +34,18 @@ export function kafkaClient(brokers: string[], clientId: string, logger: Logger)
         logger[levels.get(level) ?? "info"]({ kafka: fields }, `kafka: ${message}`);
       },
   });
+}
+
+/** How the maintainer proves itself to Kafka, where the listener asks (Kubernetes: a KafkaUser over TLS). */
+export interface KafkaSecurity {
+  /** The CA the brokers' certificates are signed by: TLS to the brokers when given. */
+  caFile?: string;
+  sasl?: { mechanism: "scram-sha-512" | "scram-sha-256"; username: string; password: string };
+}
+
+export function kafkaSecurity({ caFile, sasl }: KafkaSecurity): Pick<KafkaConfig, "ssl" | "sasl"> {
+  return {
+    ...(caFile ? { ssl: { ca: [readFileSync(caFile, "utf8")] } } : {}),
+    ...(sasl ? { sasl } : {}),
+  };
 }

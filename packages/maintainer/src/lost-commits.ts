@@ -9,6 +9,9 @@ import type { Kafka } from "kafkajs";
 import type { Pool } from "mysql2/promise";
 import type { MaintainerMetrics } from "./metrics.ts";
 
+/** The lost-commit check reads the topics back under a group of its own, named with this prefix, deleted after. */
+export const lostCommitGroupPrefix = "flashgate-lost-commits-";
+
 /** The topics whose changes a lost primary may have written: the sale's rows and the activities. */
 const scanned = [topics.sale, topics.activity];
 /** A scan reading longer than this gives up; the next watchdog pass tries again. */
@@ -124,7 +127,7 @@ async function readChangesSince(kafka: Kafka, sinceMs: number): Promise<ChangeEv
   }
   if (!starts.length) return [];
   // A group of its own that commits nothing: the sale's consumer group is left alone.
-  const groupId = `flashgate-lost-commits-${randomUUID()}`;
+  const groupId = `${lostCommitGroupPrefix}${randomUUID()}`;
   const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
   const changes: ChangeEvent[] = [];
   try {

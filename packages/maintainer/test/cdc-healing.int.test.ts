@@ -2,9 +2,8 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { binlogSourceKey, cdcKeys, readCachedSku } from "@flashgate/cache";
 import { connectClient, isRunning } from "@flashgate/connect";
-import { serverErrors } from "@flashgate/db";
 import { createLogger } from "@flashgate/logger";
-import { adminConnection, repoRoot } from "@flashgate/stack";
+import { repoRoot } from "@flashgate/stack";
 import { driftIncidents } from "@flashgate/sync";
 import {
   type AppProcess,
@@ -27,70 +26,19 @@ import type { RowDataPacket } from "mysql2/promise";
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { createConnectorSupervisor } from "../src/connector-supervisor.ts";
 import { createMaintainerMetrics } from "../src/metrics.ts";
+import {
+  asRoot,
+  connector,
+  expectCdcFlows,
+  resetBinlog,
+  resetStatement,
+  setAvailable,
+  setDebeziumPassword,
+  soldOut,
+} from "./cdc-faults.ts";
 
-const connector = "flashgate-sale";
 /** What each recovery took, for the closing note and the README (test-artifacts/cdc-healing.json). */
 const timings: Record<string, number> = {};
-
-const setAvailable = (
-  c: ReturnType<typeof clients>,
-  sale: { activityId: number; skuId: number },
-  units: number,
-) =>
-  c.pool.query("UPDATE sale_stock SET available = ? WHERE activity_id = ? AND sku_id = ?", [
-    units,
-    sale.activityId,
-    sale.skuId,
-  ]);
-
-async function asRoot<T>(
-  run: (admin: Awaited<ReturnType<typeof adminConnection>>) => Promise<T>,
-): Promise<T> {
-  const admin = await adminConnection(testContext());
-  try {
-    return await run(admin);
-  } finally {
-    await admin.end();
-  }
-}
-
-const setDebeziumPassword = (password: string) =>
-  asRoot(async (admin) => {
-    await admin.query("ALTER USER 'debezium'@'%' IDENTIFIED BY ?", [password]);
-  });
-
-/** The real thing: MySQL 8.4 renamed it; 8.0 and MariaDB know RESET MASTER. */
-const resetBinlog = () =>
-  asRoot(async (admin) => {
-    try {
-      await admin.query("RESET BINARY LOGS AND GTIDS");
-    } catch (error) {
-      if ((error as { errno?: number }).errno !== serverErrors.parse) throw error;
-      await admin.query("RESET MASTER");
-    }
-  });
-
-const resetStatement = `RESET MASTER (${testEngine})`;
-
-/** A SKU sold out through CDC: the cache says 0 left. */
-async function soldOut(c: ReturnType<typeof clients>) {
-  const sale = freshIds();
-  await createSale(c.pool, { ...sale, units: 2 });
-  await expectConverged(c, sale.activityId, sale.skuId);
-  await setAvailable(c, sale, 0);
-  await eventually(async () => expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(0));
-  return sale;
-}
-
-/** Proves the stack whole again: the connector RUNNING (the supervisor's next restart may be a backoff away) and a change reaching Redis through CDC. */
-async function expectCdcFlows(c: ReturnType<typeof clients>) {
-  const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
-  await connect.waitUntil(connector, isRunning, { timeoutMs: 240_000, failedGraceMs: 240_000 });
-  await connect.runningFor(connector, 2000, 60_000);
-  const sale = freshIds();
-  await createSale(c.pool, { ...sale, units: 3 });
-  await expectConverged(c, sale.activityId, sale.skuId, 60_000);
-}
 
 describe("CDC heals itself", () => {
   const c = clients();

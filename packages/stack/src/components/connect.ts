@@ -61,10 +61,6 @@ export function connectWorker(ctx: StackContext, index: number): Component {
         "rest.advertised.host.name": "127.0.0.1",
         "plugin.path": ctx.paths.pluginPath,
         "plugin.discovery": "hybrid_warn",
-        // A connector config posted to Connect may read flashgate's variables and no other of the worker.
-        "config.providers": "env",
-        "config.providers.env.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
-        "config.providers.env.param.allowlist.pattern": "^FLASHGATE_.*",
         "topic.creation.enable": "true",
         "scheduled.rebalance.max.delay.ms": ctx.config.FLASHGATE_TOPOLOGY === "cluster" ? 3000 : 5000,
         // With two workers, a dead one is noticed after 6 s (default 10), and its task moves 3 s later.

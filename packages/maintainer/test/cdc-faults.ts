@@ -1,0 +1,79 @@
+// The real faults the CDC healing tests cause (a wrong password, a reset binlog) and their checks.
+
+import { connectClient, isRunning } from "@flashgate/connect";
+import { serverErrors } from "@flashgate/db";
+import { adminConnection } from "@flashgate/stack";
+import {
+  cachedAvailable,
+  type clients,
+  createSale,
+  eventually,
+  expectConverged,
+  freshIds,
+  stackEnv,
+  testContext,
+  testEngine,
+} from "@flashgate/testkit";
+import { expect } from "vitest";
+
+export const connector = "flashgate-sale";
+
+export const setAvailable = (
+  c: ReturnType<typeof clients>,
+  sale: { activityId: number; skuId: number },
+  units: number,
+) =>
+  c.pool.query("UPDATE sale_stock SET available = ? WHERE activity_id = ? AND sku_id = ?", [
+    units,
+    sale.activityId,
+    sale.skuId,
+  ]);
+
+export async function asRoot<T>(
+  run: (admin: Awaited<ReturnType<typeof adminConnection>>) => Promise<T>,
+): Promise<T> {
+  const admin = await adminConnection(testContext());
+  try {
+    return await run(admin);
+  } finally {
+    await admin.end();
+  }
+}
+
+export const setDebeziumPassword = (password: string) =>
+  asRoot(async (admin) => {
+    await admin.query("ALTER USER 'debezium'@'%' IDENTIFIED BY ?", [password]);
+  });
+
+/** The real thing: MySQL 8.4 renamed it; 8.0 and MariaDB know RESET MASTER. */
+export const resetBinlog = () =>
+  asRoot(async (admin) => {
+    try {
+      await admin.query("RESET BINARY LOGS AND GTIDS");
+    } catch (error) {
+      if ((error as { errno?: number }).errno !== serverErrors.parse) throw error;
+      await admin.query("RESET MASTER");
+    }
+  });
+
+export const resetStatement = `RESET MASTER (${testEngine})`;
+
+/** A SKU sold out through CDC: the cache says 0 left. */
+export async function soldOut(c: ReturnType<typeof clients>) {
+  const sale = freshIds();
+  await createSale(c.pool, { ...sale, units: 2 });
+  await expectConverged(c, sale.activityId, sale.skuId);
+  await setAvailable(c, sale, 0);
+  await eventually(async () => expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(0));
+  return sale;
+}
+
+/** Proves the stack whole again: the connector RUNNING (the supervisor's next restart may be a backoff away) and a change reaching Redis through CDC. */
+export async function expectCdcFlows(c: ReturnType<typeof clients>) {
+  const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
+  await connect.waitUntil(connector, isRunning, { timeoutMs: 240_000, failedGraceMs: 240_000 });
+  await connect.runningFor(connector, 2000, 60_000);
+  const sale = freshIds();
+  await createSale(c.pool, { ...sale, units: 3 });
+  await expectConverged(c, sale.activityId, sale.skuId, 60_000);
+}
