@@ -3,7 +3,15 @@ import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { connectorsDir, readConnectorFile, workerSettings } from "@flashgate/connect";
+import {
+  type ConnectClient,
+  connectorsDir,
+  type KubernetesApi,
+  readConnectorFile,
+  strimziConnectorControl,
+  workerSettings,
+} from "@flashgate/connect";
+import { mergePatch } from "@flashgate/testkit/strimzi-operator";
 import { Ajv } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
@@ -229,6 +237,36 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
         (podOf(deployment) as { automountServiceAccountToken?: boolean }).automountServiceAccountToken,
         name,
       ).toBe(false);
+    }
+  });
+
+  it("writes through the operator only what Strimzi's CRD, made strict, accepts: every patch the connector's control sends", async () => {
+    const connector = rendered.find((r) => r.kind === "KafkaConnector") as Resource;
+    const patches: unknown[] = [];
+    const kubernetes: KubernetesApi = {
+      // The operator done at once: no annotation left on the resource.
+      get: async () => connector as unknown as Record<string, unknown>,
+      mergePatch: async (path, patch) => {
+        if (path.includes("/kafkaconnectors/")) patches.push(patch);
+        return {};
+      },
+    };
+    const rest = {
+      stopped: async () => {},
+      alteredSourceOffset: async () => ({
+        offsets: [{ partition: { server: "flashgate" }, offset: { pos: 4 } }],
+      }),
+    } as unknown as ConnectClient;
+    const control = strimziConnectorControl({ kubernetes, namespace: "flashgate", rest });
+    await control.restart("flashgate-sale", true);
+    await control.resetOffsets("flashgate-sale");
+    await control.alterSourceOffset("flashgate-sale", (offset) => offset);
+    expect(patches.length).toBe(7);
+    const strict = new Ajv({ strict: false, allErrors: true }).compile(strictly(strimzi.KafkaConnector));
+    let patched: unknown = connector;
+    for (const patch of patches) {
+      patched = mergePatch(patched, patch);
+      expect(strict(patched) ? [] : strict.errors, JSON.stringify(patch)).toEqual([]);
     }
   });
 
