@@ -34,6 +34,10 @@ const testParts = [
   // The dashboard's browser test, and promtool (alerting rules) with a real Prometheus scraping the stack.
   ["chromium", "chromium", () => has("chromium")],
   ["promtool", "prometheus", () => has("promtool")],
+  // The certificates of the test's Kafka broker that authenticates as Kubernetes' does (TLS, SCRAM).
+  ["openssl", "openssl", () => has("openssl")],
+  // deploy/kubernetes rendered for its offline validation.
+  ["kubectl", "kubectl", () => has("kubectl")],
 ];
 const event = process.env.npm_lifecycle_event ?? "";
 const wanted =

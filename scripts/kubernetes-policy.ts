@@ -36,7 +36,7 @@ const podOf = (o: KubernetesObject) =>
   (o.spec as { template: { spec: PodSpec; metadata?: { labels?: Record<string, string> } } }).template;
 
 /** Whether a selector selects pods with these labels. An empty selector selects every pod. */
-export function selects(selector: LabelSelector, labels: Record<string, string>): boolean {
+function selects(selector: LabelSelector, labels: Record<string, string>): boolean {
   return (
     Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value) &&
     (selector.matchExpressions ?? []).every(({ key, operator, values = [] }) =>
@@ -52,7 +52,7 @@ export function selects(selector: LabelSelector, labels: Record<string, string>)
 }
 
 /** An image is pinned by a digest or an exact tag: never none, never `latest`. */
-export const floatingImage = (image: string) =>
+const floatingImage = (image: string) =>
   !image.includes("@sha256:") && (!/:[^/]+$/.test(image) || image.endsWith(":latest"));
 
 function podViolations(where: string, pod: PodSpec): string[] {

@@ -22,6 +22,7 @@ import { type StrimziKind, strictly, strimziSchemas } from "./strimzi-schemas.ts
 
 interface Container {
   name: string;
+  image?: string;
   command?: string[];
   startupProbe?: { httpGet: { path: string } };
   readinessProbe: { httpGet: { path: string } };
@@ -245,10 +246,10 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
     const patches: unknown[] = [];
     const kubernetes: KubernetesApi = {
       // The operator done at once: no annotation left on the resource.
-      get: async () => connector as unknown as Record<string, unknown>,
-      mergePatch: async (path, patch) => {
+      get: async <T>() => connector as T,
+      mergePatch: async <T>(path: string, patch: unknown) => {
         if (path.includes("/kafkaconnectors/")) patches.push(patch);
-        return {};
+        return {} as T;
       },
     };
     const rest = {

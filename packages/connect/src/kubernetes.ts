@@ -15,8 +15,8 @@ export class KubernetesError extends Error {
 /** The few calls the connector's healing makes: read an object, and change it by a JSON merge patch. */
 export interface KubernetesApi {
   /** The object at `path`, or undefined if there is none. */
-  get(path: string): Promise<Record<string, unknown> | undefined>;
-  mergePatch(path: string, patch: unknown): Promise<Record<string, unknown>>;
+  get<T = Record<string, unknown>>(path: string): Promise<T | undefined>;
+  mergePatch<T = Record<string, unknown>>(path: string, patch: unknown): Promise<T>;
 }
 
 /** Where a pod finds its service account: the token (rotated by the kubelet), the API server's CA, its namespace. */
@@ -103,16 +103,16 @@ export function kubernetesApi(access: KubernetesAccess, timeoutMs = 10_000): Kub
     );
 
   return {
-    async get(path) {
+    async get<T>(path: string) {
       const result = await call("GET", path);
       if (result.status === 404) return undefined;
       if (result.status >= 300) throw refused("GET", path, result);
-      return result.body;
+      return result.body as T;
     },
-    async mergePatch(path, patch) {
+    async mergePatch<T>(path: string, patch: unknown) {
       const result = await call("PATCH", path, patch, "application/merge-patch+json");
       if (result.status >= 300) throw refused("PATCH", path, result);
-      return result.body ?? {};
+      return (result.body ?? {}) as T;
     },
   };
 }

@@ -43,7 +43,7 @@ export function strimziConnectorControl(deps: {
   async function acted(name: string, annotation: string): Promise<void> {
     const deadline = Date.now() + actedWithinMs;
     for (;;) {
-      const resource = (await kubernetes.get(resourcePath(name))) as StrimziConnector | undefined;
+      const resource = await kubernetes.get<StrimziConnector>(resourcePath(name));
       if (!resource) throw new ConnectError("unknown_connector", `no KafkaConnector named ${name}`);
       if (resource.metadata.annotations?.[annotation] === undefined) return;
       if (Date.now() > deadline) {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Logger } from "@flashgate/logger";
-import { Kafka, type KafkaConfig, logLevel } from "kafkajs";
+import { Kafka, type KafkaConfig, logLevel, type SASLOptions } from "kafkajs";
 
 const levels = new Map<logLevel, "error" | "warn" | "info" | "debug">([
   [logLevel.ERROR, "error"],
@@ -43,9 +43,8 @@ export interface KafkaSecurity {
   sasl?: { mechanism: "scram-sha-512" | "scram-sha-256"; username: string; password: string };
 }
 
-export function kafkaSecurity({ caFile, sasl }: KafkaSecurity): Pick<KafkaConfig, "ssl" | "sasl"> {
-  return {
-    ...(caFile ? { ssl: { ca: [readFileSync(caFile, "utf8")] } } : {}),
-    ...(sasl ? { sasl } : {}),
-  };
+function kafkaSecurity({ caFile, sasl }: KafkaSecurity): Pick<KafkaConfig, "ssl" | "sasl"> {
+  const ssl = caFile ? { ssl: { ca: [readFileSync(caFile, "utf8")] } } : {};
+  // One object per mechanism in kafkajs's types: the same shape for both SCRAM ones.
+  return sasl ? { ...ssl, sasl: sasl as SASLOptions } : ssl;
 }

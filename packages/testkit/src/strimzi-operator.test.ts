@@ -129,17 +129,17 @@ describe("the API server's refusals", () => {
   });
 
   it("merges a patch: generation counts spec changes only, status is a subresource, a stale resourceVersion is a 409, an invalid state a 422", async () => {
-    const before = (await api().get(path)) as StrimziConnector;
-    const annotated = (await api().mergePatch(path, {
+    const before = (await api().get<StrimziConnector>(path)) as StrimziConnector;
+    const annotated = await api().mergePatch<StrimziConnector>(path, {
       metadata: { annotations: { "strimzi.io/restart": "includeTasks" } },
       status: { observedGeneration: 99 },
-    })) as StrimziConnector;
+    });
     expect(annotated.metadata.generation).toBe(before.metadata.generation);
     expect(Number(annotated.metadata.resourceVersion)).toBeGreaterThan(
       Number(before.metadata.resourceVersion),
     );
     expect(annotated.status?.observedGeneration).not.toBe(99);
-    const stopped = (await api().mergePatch(path, { spec: { state: "stopped" } })) as StrimziConnector;
+    const stopped = await api().mergePatch<StrimziConnector>(path, { spec: { state: "stopped" } });
     expect(stopped.metadata.generation).toBe((before.metadata.generation ?? 0) + 1);
     expect(stopped.spec.class).toBe(connector.spec.class);
     expect(

@@ -28,6 +28,13 @@ export interface PolicyRule {
   resourceNames?: string[];
 }
 
+/** Either kind as a patch leaves it, before it is checked. */
+interface PatchedObject {
+  metadata: { resourceVersion?: string; generation?: number; annotations?: Record<string, unknown> };
+  spec?: { state?: unknown };
+  data?: Record<string, unknown>;
+}
+
 export interface ConfigMapObject {
   apiVersion: "v1";
   kind: "ConfigMap";
@@ -129,7 +136,7 @@ export async function startStrimziOperator(options: {
     ...options.connector,
     metadata: { ...options.connector.metadata, namespace, generation: 1, resourceVersion: String(version) },
   });
-  const configMaps = new Map(
+  const configMaps = new Map<string, ConfigMapObject>(
     options.configMaps.map((map) => [
       map.metadata.name,
       { ...map, metadata: { ...map.metadata, namespace, resourceVersion: String(version) } },
@@ -208,16 +215,16 @@ export async function startStrimziOperator(options: {
       );
     // `status` is a subresource: a patch of the object leaves it as it is.
     const { status: _ignored, ...changes } = patch;
-    const next = mergePatch(current, changes) as StrimziConnector & ConfigMapObject;
+    const next = mergePatch(current, changes) as PatchedObject;
     const invalid = invalidity(route.resource, next);
     if (invalid) return refuse(422, "Invalid", `${kind} "${objectName}" is invalid: ${invalid}`);
     version += 1;
     next.metadata.resourceVersion = String(version);
-    if (route.resource === "configmaps") configMaps.set(objectName, next as ConfigMapObject);
+    if (route.resource === "configmaps") configMaps.set(objectName, next as unknown as ConfigMapObject);
     else {
       if (JSON.stringify(next.spec) !== JSON.stringify(connector.spec))
         next.metadata.generation = (connector.metadata.generation ?? 1) + 1;
-      connector = { ...(next as StrimziConnector), status: connector.status };
+      connector = { ...(next as unknown as StrimziConnector), status: connector.status };
       reconcileSoon();
     }
     response.writeHead(200, { "content-type": "application/json" });
@@ -391,7 +398,7 @@ export async function startStrimziOperator(options: {
 }
 
 /** What the API server refuses of these two kinds (the fields flashgate writes): a message, or undefined. */
-function invalidity(resource: string, object: StrimziConnector & ConfigMapObject): string | undefined {
+function invalidity(resource: string, object: PatchedObject): string | undefined {
   for (const [key, value] of Object.entries(object.metadata.annotations ?? {}))
     if (typeof value !== "string") return `metadata.annotations[${key}]: Invalid value: must be a string`;
   if (resource === "configmaps") {
@@ -400,7 +407,7 @@ function invalidity(resource: string, object: StrimziConnector & ConfigMapObject
     return undefined;
   }
   const state = object.spec?.state;
-  if (state !== undefined && !["running", "paused", "stopped"].includes(state))
+  if (state !== undefined && !["running", "paused", "stopped"].includes(String(state)))
     return `spec.state: Unsupported value: "${state}": supported values: "running", "paused", "stopped"`;
   return undefined;
 }
