@@ -185,6 +185,13 @@ export function connectResources() {
         acl("topic", name, ["Write", "Describe", "DescribeConfigs", "Create"]),
       ),
       acl("topic", history, ["Read", "Write", "Describe", "DescribeConfigs", "Create"]),
+      // Debezium's own heartbeats (every heartbeat.interval.ms), in a topic Connect creates.
+      acl("topic", `__debezium-heartbeat.${config["topic.prefix"]}`, [
+        "Write",
+        "Describe",
+        "DescribeConfigs",
+        "Create",
+      ]),
       acl("group", `${config["topic.prefix"]}-schemahistory`, ["Read", "Describe"]),
       acl("cluster", "", ["Describe", "DescribeConfigs"]),
     ]),

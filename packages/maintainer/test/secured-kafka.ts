@@ -6,6 +6,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { workerSettings } from "@flashgate/connect";
 import { isPortOpen } from "@flashgate/stack";
 import { freePort, testContext } from "@flashgate/testkit";
 import {
@@ -201,6 +202,107 @@ export async function startSecuredKafka(
       broker.kill("SIGKILL");
       await new Promise((resolve) =>
         broker.exitCode === null ? broker.once("exit", resolve) : resolve(undefined),
+      );
+    },
+  };
+}
+
+/** Kafka's client settings for one user over TLS and SCRAM, under `prefix` (a Connect worker's own, `producer.`, …). */
+export function clientSecurity(kafka: SecuredKafka, user: string, prefix = ""): Record<string, string> {
+  return {
+    [`${prefix}security.protocol`]: "SASL_SSL",
+    [`${prefix}sasl.mechanism`]: "SCRAM-SHA-512",
+    [`${prefix}sasl.jaas.config`]: `org.apache.kafka.common.security.scram.ScramLoginModule required username="${user}" password="${kafka.password(user)}";`,
+    [`${prefix}ssl.truststore.type`]: "PEM",
+    [`${prefix}ssl.truststore.location`]: kafka.caFile,
+  };
+}
+
+/**
+ * A Kafka Connect worker as Strimzi's KafkaConnect runs it: authenticated as `user` for its own clients and
+ * its connectors' (the prefixes Strimzi sets), the stack's Debezium plugin, the worker settings of
+ * @flashgate/connect, and `env` for the connectors' ${env:…} placeholders.
+ */
+export async function startSecuredConnect(
+  kafka: SecuredKafka,
+  user: string,
+  env: Record<string, string>,
+): Promise<{ url: string; errors(): string; stop(): Promise<void> }> {
+  const ctx = testContext();
+  const dir = mkdtempSync(join(tmpdir(), "flashgate-secured-connect-"));
+  const port = await freePort();
+  const properties = join(dir, "worker.properties");
+  writeFileSync(
+    properties,
+    Object.entries({
+      "bootstrap.servers": kafka.brokers,
+      ...["", "producer.", "consumer.", "admin."].reduce(
+        (all, prefix) => Object.assign(all, clientSecurity(kafka, user, prefix)),
+        {} as Record<string, string>,
+      ),
+      "group.id": "flashgate-connect",
+      "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+      "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+      "key.converter.schemas.enable": "false",
+      "value.converter.schemas.enable": "false",
+      "config.storage.topic": "flashgate-connect-configs",
+      "offset.storage.topic": "flashgate-connect-offsets",
+      "status.storage.topic": "flashgate-connect-status",
+      "config.storage.replication.factor": 1,
+      "offset.storage.replication.factor": 1,
+      "status.storage.replication.factor": 1,
+      ...workerSettings,
+      listeners: `http://127.0.0.1:${port}`,
+      "rest.advertised.host.name": "127.0.0.1",
+      "plugin.path": ctx.paths.pluginPath,
+      "plugin.discovery": "hybrid_warn",
+      "topic.creation.enable": "true",
+    })
+      .map(([key, value]) => `${key}=${value}\n`)
+      .join(""),
+  );
+  const worker = spawn(
+    "java",
+    [
+      "-Xms512m",
+      "-Xmx512m",
+      "-cp",
+      `${ctx.paths.kafkaJars}/*`,
+      "org.apache.kafka.connect.cli.ConnectDistributed",
+      properties,
+    ],
+    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } },
+  );
+  // Its last words, for a failing test to show: log4j's default prints warnings and errors to the console.
+  let errors = "";
+  const keep = (chunk: Buffer) => {
+    errors = (errors + chunk).slice(-8000);
+  };
+  worker.stdout?.on("data", keep);
+  worker.stderr?.on("data", keep);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (worker.exitCode !== null)
+      throw new Error(`the secured Connect worker exited (${worker.exitCode}): ${errors}`);
+    if (Date.now() > deadline)
+      throw new Error(`the secured Connect worker's REST API did not answer within 120 s: ${errors}`);
+    if (
+      await fetch(`${url}/connectors`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return {
+    url,
+    errors: () => errors,
+    async stop() {
+      worker.kill("SIGKILL");
+      await new Promise((resolve) =>
+        worker.exitCode === null ? worker.once("exit", resolve) : resolve(undefined),
       );
     },
   };
