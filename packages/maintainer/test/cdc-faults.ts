@@ -1,5 +1,6 @@
 // The real faults the CDC healing tests cause (a wrong password, a reset binlog) and their checks.
 
+import { cdcKeys } from "@flashgate/cache";
 import { connectClient, isRunning } from "@flashgate/connect";
 import { serverErrors } from "@flashgate/db";
 import { adminConnection } from "@flashgate/stack";
@@ -76,4 +77,25 @@ export async function expectCdcFlows(c: ReturnType<typeof clients>) {
   const sale = freshIds();
   await createSale(c.pool, { ...sale, units: 3 });
   await expectConverged(c, sale.activityId, sale.skuId, 60_000);
+}
+
+/**
+ * A real wrong password: the connector's task FAILED, as after any dropped connection, with the count of
+ * earlier restarts cleared (as after a long healthy run). Returns a sale that had converged before. The
+ * caller restores the password (setDebeziumPassword).
+ */
+export async function failTaskByWrongPassword(c: ReturnType<typeof clients>) {
+  const sale = freshIds();
+  await createSale(c.pool, { ...sale, units: 5 });
+  await expectConverged(c, sale.activityId, sale.skuId);
+  await c.redis.del(cdcKeys.restarts, cdcKeys.restartGate);
+  await setDebeziumPassword("wrong-password-for-this-test");
+  const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
+  // A restart reconnects with the wrong password: the task fails.
+  await connect.restart(connector, false);
+  await eventually(
+    async () => expect((await connect.status(connector)).tasks.map((t) => t.state)).toContain("FAILED"),
+    { timeoutMs: 60_000, intervalMs: 250 },
+  );
+  return sale;
 }

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { binlogSourceKey, cdcKeys, readCachedSku } from "@flashgate/cache";
+import { binlogSourceKey, readCachedSku } from "@flashgate/cache";
 import { connectClient, isRunning } from "@flashgate/connect";
 import { createLogger } from "@flashgate/logger";
 import { repoRoot } from "@flashgate/stack";
@@ -30,6 +30,7 @@ import {
   asRoot,
   connector,
   expectCdcFlows,
+  failTaskByWrongPassword,
   resetBinlog,
   resetStatement,
   setAvailable,
@@ -58,20 +59,10 @@ describe("CDC heals itself", () => {
   }, 300_000);
 
   it("a task FAILED by a wrong database password for 20 s is restarted with backoff, and the reason is in Connect's log", async () => {
-    const sale = freshIds();
-    await createSale(c.pool, { ...sale, units: 5 });
-    await expectConverged(c, sale.activityId, sale.skuId);
     const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
-    // As after a long healthy run: no earlier test's restarts counted against this outage.
-    await c.redis.del(cdcKeys.restarts, cdcKeys.restartGate);
-    await setDebeziumPassword("wrong-password-for-this-test");
+    let sale: Awaited<ReturnType<typeof failTaskByWrongPassword>>;
     try {
-      // A restart reconnects with the wrong password: the task fails, as after any dropped connection.
-      await connect.restart(connector, false);
-      await eventually(
-        async () => expect((await connect.status(connector)).tasks.map((t) => t.state)).toContain("FAILED"),
-        { timeoutMs: 60_000, intervalMs: 250 },
-      );
+      sale = await failTaskByWrongPassword(c);
       // The outage itself: twenty seconds of a password that does not work.
       await new Promise((resolve) => setTimeout(resolve, 20_000));
       timings.restartsDuringOutage = await maintainerMetric(maintainer, "flashgate_connector_restarts_total");

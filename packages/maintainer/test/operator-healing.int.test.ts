@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
-import { cdcKeys } from "@flashgate/cache";
 import {
   connectClient,
   isRunning,
@@ -15,10 +14,7 @@ import {
   type AppProcess,
   cachedAvailable,
   clients,
-  createSale,
   eventually,
-  expectConverged,
-  freshIds,
   maintainerMetric,
   stackEnv,
   startMaintainer,
@@ -36,6 +32,7 @@ import { parseAllDocuments } from "yaml";
 import {
   connector,
   expectCdcFlows,
+  failTaskByWrongPassword,
   resetBinlog,
   resetStatement,
   setAvailable,
@@ -143,18 +140,9 @@ describe.runIf(testEngine === "mysql")(
     }
 
     it("a task FAILED by a real wrong password: restarted through strimzi.io/restart, and the restock after the fix reaches Redis", async () => {
-      const sale = freshIds();
-      await createSale(c.pool, { ...sale, units: 5 });
-      await expectConverged(c, sale.activityId, sale.skuId);
-      const direct = connectClient(stackEnv().KAFKA_CONNECT_URL);
-      await c.redis.del(cdcKeys.restarts, cdcKeys.restartGate);
-      await setDebeziumPassword("wrong-password-for-this-test");
+      let sale: Awaited<ReturnType<typeof failTaskByWrongPassword>>;
       try {
-        await direct.restart(connector, false);
-        await eventually(
-          async () => expect((await direct.status(connector)).tasks.map((t) => t.state)).toContain("FAILED"),
-          { timeoutMs: 60_000, intervalMs: 250 },
-        );
+        sale = await failTaskByWrongPassword(c);
         // The supervisor asks; the operator restarts (and the task fails again while the password is wrong).
         await eventually(async () => expect(operator.actions).toContain("restart includeTasks onlyFailed"), {
           timeoutMs: 60_000,
