@@ -208,7 +208,7 @@ export async function startSecuredKafka(
 }
 
 /** Kafka's client settings for one user over TLS and SCRAM, under `prefix` (a Connect worker's own, `producer.`, …). */
-export function clientSecurity(kafka: SecuredKafka, user: string, prefix = ""): Record<string, string> {
+function clientSecurity(kafka: SecuredKafka, user: string, prefix = ""): Record<string, string> {
   return {
     [`${prefix}security.protocol`]: "SASL_SSL",
     [`${prefix}sasl.mechanism`]: "SCRAM-SHA-512",
