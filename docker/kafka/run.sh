@@ -86,10 +86,6 @@ connect)
   {
     echo "bootstrap.servers=${FLASHGATE_KAFKA_BOOTSTRAP:-kafka:9092}"
     echo "group.id=flashgate-connect"
-    echo "key.converter=org.apache.kafka.connect.json.JsonConverter"
-    echo "value.converter=org.apache.kafka.connect.json.JsonConverter"
-    echo "key.converter.schemas.enable=false"
-    echo "value.converter.schemas.enable=false"
     echo "offset.storage.topic=flashgate-connect-offsets"
     echo "offset.storage.replication.factor=-1"
     echo "offset.storage.partitions=5"
@@ -97,9 +93,13 @@ connect)
     echo "config.storage.replication.factor=-1"
     echo "status.storage.topic=flashgate-connect-status"
     echo "status.storage.replication.factor=-1"
-    # @flashgate/connect's workerSettings (packages/connect/src/worker.ts): Debezium's records leave one
-    # produce request at a time, and larger batches carry more per round trip; the stored offset a
-    # second behind the reader at most.
+    # @flashgate/connect's workerSettings (packages/connect/src/worker.ts): plain JSON records; Debezium's
+    # records leave one produce request at a time, and larger batches carry more per round trip; the
+    # stored offset a second behind the reader at most.
+    echo "key.converter=org.apache.kafka.connect.json.JsonConverter"
+    echo "value.converter=org.apache.kafka.connect.json.JsonConverter"
+    echo "key.converter.schemas.enable=false"
+    echo "value.converter.schemas.enable=false"
     echo "producer.batch.size=524288"
     echo "offset.flush.interval.ms=1000"
     echo "listeners=http://0.0.0.0:8083"

@@ -9,6 +9,12 @@
  * and an offset a minute old can name a binlog file a DBA's purge has removed while the reader is past it.
  */
 export const workerSettings = {
+  // Plain JSON, no schema beside each record: the maintainer reads Debezium's envelope as it is. (JSON's
+  // converter adds a schema by default, and Strimzi sets the converter without turning that off.)
+  "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+  "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+  "key.converter.schemas.enable": "false",
+  "value.converter.schemas.enable": "false",
   "producer.batch.size": 524288,
   "offset.flush.interval.ms": 1000,
   // ${env:…} in a connector's config is resolved by the worker (no secret is stored in Kafka), and only

@@ -20,6 +20,7 @@ import { parseAllDocuments } from "yaml";
 import { consumerGroup } from "../src/consumer.ts";
 import { setAvailable } from "./cdc-faults.ts";
 import {
+  type KafkaConnectResource,
   type SecuredKafka,
   type StrimziAcl,
   startSecuredConnect,
@@ -38,6 +39,10 @@ const kafkaUsers = Object.fromEntries(
 );
 /** The connector as Strimzi would register it, with its Kubernetes-only settings (the schema history's TLS and SCRAM). */
 const kafkaConnector = connectResources.find((object) => object.kind === "KafkaConnector");
+/** The workers as Strimzi would configure them from the KafkaConnect. */
+const kafkaConnect = connectResources.find(
+  (object) => object.kind === "KafkaConnect",
+) as KafkaConnectResource;
 
 // The ACLs are the same on either engine; this runs once, on MySQL.
 describe.runIf(testEngine === "mysql")(
@@ -107,7 +112,7 @@ describe.runIf(testEngine === "mysql")(
     it("Debezium and the maintainer, each as its KafkaUser over TLS: the connector streams MySQL's changes, the maintainer applies them, commits, and dead-letters a malformed record", async () => {
       // Connect and its connector as Strimzi runs them: the worker as flashgate-connect, the connector's
       // own schema-history clients through the ${env:…} the KafkaConnect gives its workers.
-      connect = await startSecuredConnect(kafka, "flashgate-connect", {
+      connect = await startSecuredConnect(kafka, kafkaConnect, {
         ...connectorEnv(testContext()),
         FLASHGATE_KAFKA_BOOTSTRAP: kafka.brokers,
         FLASHGATE_KAFKA_USER: "flashgate-connect",

@@ -6,7 +6,6 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { workerSettings } from "@flashgate/connect";
 import { isPortOpen } from "@flashgate/stack";
 import { freePort, testContext } from "@flashgate/testkit";
 import {
@@ -207,56 +206,75 @@ export async function startSecuredKafka(
   };
 }
 
-/** Kafka's client settings for one user over TLS and SCRAM, under `prefix` (a Connect worker's own, `producer.`, …). */
-function clientSecurity(kafka: SecuredKafka, user: string, prefix = ""): Record<string, string> {
-  return {
+/** What Strimzi's operator writes into a worker's configuration by itself (its KafkaConnectConfiguration defaults). */
+const strimziDefaults = {
+  "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+  "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+};
+
+/** The parts of a rendered KafkaConnect that make its workers' configuration. */
+export interface KafkaConnectResource {
+  spec: {
+    groupId: string;
+    configStorageTopic: string;
+    offsetStorageTopic: string;
+    statusStorageTopic: string;
+    authentication: { type: "scram-sha-512"; username: string };
+    config: Record<string, string | number>;
+    template: { connectContainer: { env: { name: string }[] } };
+  };
+}
+
+/**
+ * A Kafka Connect worker configured as Strimzi configures one from `resource` (the rendered KafkaConnect): its
+ * defaults, then the resource's `config`, its group and storage topics, and its authentication over TLS for the
+ * worker's own clients and its connectors' (the prefixes Strimzi sets). Only where this machine differs: the
+ * broker's address, one replica of the internal topics (one broker), the REST listener and the plugin path.
+ * `env` gives the connectors' ${env:…}; every variable the resource hands its workers must be in it.
+ */
+export async function startSecuredConnect(
+  kafka: SecuredKafka,
+  resource: KafkaConnectResource,
+  env: Record<string, string>,
+): Promise<{ url: string; errors(): string; stop(): Promise<void> }> {
+  const missing = resource.spec.template.connectContainer.env
+    .map((e) => e.name)
+    .filter((name) => !(name in env));
+  if (missing.length)
+    throw new Error(`the KafkaConnect gives its workers ${missing.join(", ")}, which the test does not`);
+  const ctx = testContext();
+  const { spec } = resource;
+  const user = spec.authentication.username;
+  const dir = mkdtempSync(join(tmpdir(), "flashgate-secured-connect-"));
+  const port = await freePort();
+  const properties = join(dir, "worker.properties");
+  const security = (prefix: string) => ({
     [`${prefix}security.protocol`]: "SASL_SSL",
     [`${prefix}sasl.mechanism`]: "SCRAM-SHA-512",
     [`${prefix}sasl.jaas.config`]: `org.apache.kafka.common.security.scram.ScramLoginModule required username="${user}" password="${kafka.password(user)}";`,
     [`${prefix}ssl.truststore.type`]: "PEM",
     [`${prefix}ssl.truststore.location`]: kafka.caFile,
-  };
-}
-
-/**
- * A Kafka Connect worker as Strimzi's KafkaConnect runs it: authenticated as `user` for its own clients and
- * its connectors' (the prefixes Strimzi sets), the stack's Debezium plugin, the worker settings of
- * @flashgate/connect, and `env` for the connectors' ${env:…} placeholders.
- */
-export async function startSecuredConnect(
-  kafka: SecuredKafka,
-  user: string,
-  env: Record<string, string>,
-): Promise<{ url: string; errors(): string; stop(): Promise<void> }> {
-  const ctx = testContext();
-  const dir = mkdtempSync(join(tmpdir(), "flashgate-secured-connect-"));
-  const port = await freePort();
-  const properties = join(dir, "worker.properties");
+  });
   writeFileSync(
     properties,
     Object.entries({
+      ...strimziDefaults,
+      ...spec.config,
       "bootstrap.servers": kafka.brokers,
-      ...["", "producer.", "consumer.", "admin."].reduce(
-        (all, prefix) => Object.assign(all, clientSecurity(kafka, user, prefix)),
-        {} as Record<string, string>,
-      ),
-      "group.id": "flashgate-connect",
-      "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-      "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-      "key.converter.schemas.enable": "false",
-      "value.converter.schemas.enable": "false",
-      "config.storage.topic": "flashgate-connect-configs",
-      "offset.storage.topic": "flashgate-connect-offsets",
-      "status.storage.topic": "flashgate-connect-status",
+      ...security(""),
+      ...security("producer."),
+      ...security("consumer."),
+      ...security("admin."),
+      "group.id": spec.groupId,
+      "config.storage.topic": spec.configStorageTopic,
+      "offset.storage.topic": spec.offsetStorageTopic,
+      "status.storage.topic": spec.statusStorageTopic,
       "config.storage.replication.factor": 1,
       "offset.storage.replication.factor": 1,
       "status.storage.replication.factor": 1,
-      ...workerSettings,
       listeners: `http://127.0.0.1:${port}`,
       "rest.advertised.host.name": "127.0.0.1",
       "plugin.path": ctx.paths.pluginPath,
-      "plugin.discovery": "hybrid_warn",
-      "topic.creation.enable": "true",
     })
       .map(([key, value]) => `${key}=${value}\n`)
       .join(""),

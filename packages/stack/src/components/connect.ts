@@ -44,10 +44,6 @@ export function connectWorker(ctx: StackContext, index: number): Component {
       writeProperties(properties, {
         "bootstrap.servers": kafkaBootstrap(ctx),
         "group.id": "flashgate-connect",
-        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "key.converter.schemas.enable": "false",
-        "value.converter.schemas.enable": "false",
         "offset.storage.topic": "flashgate-connect-offsets",
         // -1: the brokers' default replication factor (3 on a cluster).
         "offset.storage.replication.factor": -1,
