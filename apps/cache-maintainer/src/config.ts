@@ -37,8 +37,6 @@ const maintainerConfigSchema = z
     CONNECTOR_CHECK_INTERVAL_MS: z.coerce.number().int().min(0).default(2000),
     // No heartbeat applied for this long: changed SKUs are loaded from MySQL directly (0: never).
     CDC_STALL_MS: z.coerce.number().int().min(0).default(3000),
-    // After a failover, the CDC topics are read back this far before it to name the commits it lost: at
-    // least the replica's worst lag.
     // Every database server's own URL (comma-separated), where the database runs a primary and replicas:
     // whichever replicates reports its lag (flashgate_database_replica_lag_seconds).
     DATABASE_NODE_URLS: z
@@ -46,6 +44,8 @@ const maintainerConfigSchema = z
       .default("")
       .transform((value) => value.split(",").filter(Boolean))
       .pipe(z.array(z.url())),
+    // After a failover, the CDC topics are read back this far before it to name the commits it lost: at
+    // least the replica's worst lag.
     LOST_COMMIT_LOOKBACK_MS: z.coerce.number().int().min(1000).default(600_000),
   })
   .transform(

@@ -41,6 +41,7 @@ export function inClusterAccess(env: Record<string, string | undefined>): Kubern
   };
 }
 
+/** node:https rather than fetch: the API server's certificate is checked against the service account's CA, which fetch takes no option for. */
 export function kubernetesApi(access: KubernetesAccess, timeoutMs = 10_000): KubernetesApi {
   const base = new URL(access.url);
   const ca = access.caFile ? readFileSync(access.caFile) : undefined;

@@ -34,6 +34,11 @@ export interface ConnectorStatus {
   tasks: TaskStatus[];
 }
 
+/** A connector's offsets as Connect's REST API lists and takes them. */
+interface SourceOffsets {
+  offsets: { partition: Record<string, unknown>; offset: Record<string, unknown> }[];
+}
+
 export interface ValidationIssue {
   name: string;
   errors: string[];
@@ -239,10 +244,8 @@ export function connectClient(url: string) {
     async alteredSourceOffset(
       name: string,
       change: (offset: Record<string, unknown>) => Record<string, unknown>,
-    ): Promise<{ offsets: { partition: Record<string, unknown>; offset: Record<string, unknown> }[] }> {
-      const body = (await this.offsets(name)) as {
-        offsets?: { partition: Record<string, unknown>; offset: Record<string, unknown> }[];
-      };
+    ): Promise<SourceOffsets> {
+      const body = (await this.offsets(name)) as Partial<SourceOffsets>;
       const [stored] = body.offsets ?? [];
       if (!stored) throw new ConnectError("refused", `${name} has no offset to alter`);
       return { offsets: [{ partition: stored.partition, offset: change(stored.offset) }] };

@@ -74,11 +74,12 @@ export function strimziConnectorControl(deps: {
   return {
     statusIfExists: (name) => rest.statusIfExists(name),
     sourceOffset: (name) => rest.sourceOffset(name),
-    restart: async (name, onlyFailed) =>
+    // Strimzi's values: the arguments named, or "true" for the connector alone.
+    restart: async (name, onlyFailed, includeTasks = true) =>
       void (await annotate(
         name,
         strimziAnnotations.restart,
-        onlyFailed ? "includeTasks,onlyFailed" : "includeTasks",
+        [includeTasks && "includeTasks", onlyFailed && "onlyFailed"].filter(Boolean).join(",") || "true",
       )),
     resetOffsets: (name) =>
       whileStopped(name, async () => {

@@ -159,6 +159,9 @@ export async function startStrimziOperator(options: {
     return text;
   }
 
+  const lookup = (resource: string, objectName: string) =>
+    resource === "configmaps" ? configMaps.get(objectName) : objectName === name ? connector : undefined;
+
   // ── the API server ──
   const server = createServer(async (request, response) => {
     const method = request.method ?? "GET";
@@ -180,14 +183,7 @@ export async function startStrimziOperator(options: {
         "Forbidden",
         `${kind} "${objectName}" is forbidden: User "system:serviceaccount:${namespace}:cache-maintainer" cannot ${verb} resource "${route.resource}" in API group "${route.apiGroup}" in the namespace "${objectNamespace}"`,
       );
-    const current =
-      objectNamespace !== namespace
-        ? undefined
-        : route.resource === "kafkaconnectors"
-          ? objectName === name
-            ? connector
-            : undefined
-          : configMaps.get(objectName);
+    const current = objectNamespace === namespace ? lookup(route.resource, objectName) : undefined;
     if (!current) return refuse(404, "NotFound", `${kind} "${objectName}" not found`);
     if (method === "GET") {
       response.writeHead(200, { "content-type": "application/json" });
