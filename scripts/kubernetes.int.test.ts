@@ -9,6 +9,7 @@ import {
   type KubernetesApi,
   readConnectorFile,
   strimziConnectorControl,
+  workerGarbageCollector,
   workerSettings,
 } from "@flashgate/connect";
 import { mergePatch } from "@flashgate/testkit/strimzi-operator";
@@ -416,5 +417,6 @@ describe("docker/kafka/run.sh", () => {
     const runSh = readFileSync(new URL("../docker/kafka/run.sh", import.meta.url), "utf8");
     for (const [name, value] of Object.entries(workerSettings))
       expect(runSh).toContain(`echo "${name}=${value}"`);
+    expect(runSh).toContain(`connect_gc=(-XX:+${workerGarbageCollector})`);
   });
 });

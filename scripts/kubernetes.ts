@@ -4,7 +4,13 @@
 // cannot drift: a test fails when the committed file differs from what this writes.
 import { readFileSync, writeFileSync } from "node:fs";
 import { topicPartitions, topics } from "@flashgate/cdc";
-import { connectorsDir, missingEnvPlaceholders, readConnectorFile, workerSettings } from "@flashgate/connect";
+import {
+  connectorsDir,
+  missingEnvPlaceholders,
+  readConnectorFile,
+  workerGarbageCollector,
+  workerSettings,
+} from "@flashgate/connect";
 import { debeziumDbUser } from "@flashgate/db";
 import { consumerGroup, lostCommitGroupPrefix } from "@flashgate/maintainer";
 import { stringify } from "yaml";
@@ -155,6 +161,7 @@ export function connectResources() {
         },
         template: { connectContainer: { env } },
         resources: { requests: { cpu: "500m", memory: "1Gi" }, limits: { cpu: "2", memory: "1Gi" } },
+        jvmOptions: { "-XX": { [workerGarbageCollector]: "true" } },
       },
     },
     {

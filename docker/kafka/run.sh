@@ -49,7 +49,10 @@ overrides() {
   done
 }
 
-java_opts=(-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true "-Dlog4j2.configurationFile=$config/log4j2.properties")
+java_opts=(-Djava.awt.headless=true "-Dlog4j2.configurationFile=$config/log4j2.properties")
+# The broker keeps Kafka's own collector; Connect's is @flashgate/connect's workerGarbageCollector.
+broker_gc=(-XX:+UseG1GC -XX:MaxGCPauseMillis=20)
+connect_gc=(-XX:+UseParallelGC)
 
 case "${1:-broker}" in
 broker)
@@ -79,7 +82,7 @@ broker)
     cluster_id=$(java -cp "$classpath" kafka.tools.StorageTool random-uuid)
     java "${java_opts[@]}" -cp "$classpath" kafka.tools.StorageTool format -t "$cluster_id" -c "$properties"
   fi
-  exec java "-Xms${KAFKA_HEAP:-512m}" "-Xmx${KAFKA_HEAP:-512m}" "${java_opts[@]}" -cp "$classpath" kafka.Kafka "$properties"
+  exec java "-Xms${KAFKA_HEAP:-512m}" "-Xmx${KAFKA_HEAP:-512m}" "${broker_gc[@]}" "${java_opts[@]}" -cp "$classpath" kafka.Kafka "$properties"
   ;;
 connect)
   properties="$config/connect.properties"
@@ -122,7 +125,7 @@ connect)
     echo "rest.extension.classes=org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension" >>"$properties"
     java_opts+=("-Djava.security.auth.login.config=$config/rest-jaas.conf")
   fi
-  exec java "-Xms${CONNECT_HEAP:-768m}" "-Xmx${CONNECT_HEAP:-768m}" "${java_opts[@]}" -cp "$classpath" \
+  exec java "-Xms${CONNECT_HEAP:-768m}" "-Xmx${CONNECT_HEAP:-768m}" "${connect_gc[@]}" "${java_opts[@]}" -cp "$classpath" \
     org.apache.kafka.connect.cli.ConnectDistributed "$properties"
   ;;
 *)

@@ -16,4 +16,4 @@ export {
   strimziAnnotations,
   strimziConnectorControl,
 } from "./strimzi.ts";
-export { workerSettings } from "./worker.ts";
+export { workerGarbageCollector, workerSettings } from "./worker.ts";

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { workerSettings } from "@flashgate/connect";
+import { workerGarbageCollector, workerSettings } from "@flashgate/connect";
 import type { Component, StackContext } from "../context.ts";
 import { answersOk } from "../net.ts";
 import { startDaemon, tailLog } from "../processes.ts";
@@ -70,7 +70,7 @@ export function connectWorker(ctx: StackContext, index: number): Component {
           name,
           command: "java",
           args: [
-            ...jvmArgs(ctx.config.FLASHGATE_CONNECT_HEAP, log4j),
+            ...jvmArgs(ctx.config.FLASHGATE_CONNECT_HEAP, log4j, [`-XX:+${workerGarbageCollector}`]),
             "-cp",
             classpath(ctx),
             "org.apache.kafka.connect.cli.ConnectDistributed",

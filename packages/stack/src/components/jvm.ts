@@ -28,11 +28,11 @@ export function writeLog4j(ctx: StackContext, name: string, infoLoggers: string[
   return file;
 }
 
-export const jvmArgs = (heap: string, log4j: string) => [
+/** A broker's collector is Kafka's own choice (G1, 20 ms pauses); Connect's is workerGarbageCollector's. */
+export const jvmArgs = (heap: string, log4j: string, gc = ["-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20"]) => [
   `-Xms${heap}`,
   `-Xmx${heap}`,
-  "-XX:+UseG1GC",
-  "-XX:MaxGCPauseMillis=20",
+  ...gc,
   "-Djava.awt.headless=true",
   `-Dlog4j2.configurationFile=${log4j}`,
 ];
