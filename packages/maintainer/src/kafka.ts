@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import type { Logger } from "@flashgate/logger";
 import { Kafka, type KafkaConfig, logLevel, type SASLOptions } from "kafkajs";
 
@@ -8,6 +9,20 @@ const levels = new Map<logLevel, "error" | "warn" | "info" | "debug">([
   [logLevel.INFO, "info"],
   [logLevel.DEBUG, "debug"],
 ]);
+
+/**
+ * kafkajs 2.2.4's request queue (pinned, ADR 0019), once a connection has had a response, re-checks its
+ * pending requests every millisecond for as long as the connection lives, with none pending: the delay
+ * is computed from an unset throttle time (-1 − now), which Node turns into 1 ms (the
+ * TimeoutNegativeWarning it prints). Each maintainer spent 6.5–6.8 % of a core on it while idle on the
+ * cluster topology. A check with nothing pending is dropped: a request queued later schedules its own.
+ */
+const requestQueue: { prototype: { pending: unknown[]; scheduleCheckPendingRequests(): void } } =
+  createRequire(import.meta.url)("kafkajs/src/network/requestQueue/index.js");
+const scheduleCheck = requestQueue.prototype.scheduleCheckPendingRequests;
+requestQueue.prototype.scheduleCheckPendingRequests = function (this: { pending: unknown[] }) {
+  if (this.pending.length > 0) scheduleCheck.call(this);
+};
 
 /**
  * The maintainer's Kafka client (kafkajs, ADR 0019), its own log lines written through the maintainer's
