@@ -20,7 +20,7 @@ import {
 } from "./lib/systems.ts";
 import { bigStock } from "./scenarios/bigstock.ts";
 import { catalogue } from "./scenarios/catalogue.ts";
-import { cdcScenario, massExpiry } from "./scenarios/cdc.ts";
+import { cdcScenario, cdcSustained, massExpiry } from "./scenarios/cdc.ts";
 import { driftScenario } from "./scenarios/drift.ts";
 import { floodScenario } from "./scenarios/flood.ts";
 import { lagScenario } from "./scenarios/lag.ts";
@@ -180,12 +180,21 @@ try {
     const expiry = quick
       ? { orders: 2_000, skus: 20, buyersPerSecond: 500, buyingMs: 8_000 }
       : { orders: 50_000, skus: 100, buyersPerSecond: 2000, buyingMs: 120_000 };
+    // Decision-sized transactions (100 orders over 20 SKUs) at the goal's rate and below it.
+    const sustained = {
+      rates: [5_000, 10_000, 20_000],
+      seconds: quick ? 10 : 60,
+      writers: 8,
+      ordersPerTransaction: 100,
+      skusPerWriter: 20,
+    };
     process.stderr.write(
-      `▸ CDC throughput ${JSON.stringify(profile)}, then a deadline ${JSON.stringify(expiry)}\n`,
+      `▸ CDC throughput ${JSON.stringify(profile)}, held at ${sustained.rates.join(", ")} events/s, then a deadline ${JSON.stringify(expiry)}\n`,
     );
     const burst = await cdcScenario(systems, pool, env, profile, () => stackCpuMs(ctx));
+    const steady = await cdcSustained(systems, pool, sustained, () => stackCpuMs(ctx));
     const deadline = await massExpiry(systems, pool, redis, env.AUTH_JWT_SECRET, expiry);
-    save("cdc", { ...burst, deadline });
+    save("cdc", { ...burst, sustained: steady, deadline });
   }
   if (wanted("lag")) {
     process.stderr.write("▸ CDC lag\n");

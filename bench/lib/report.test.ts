@@ -95,4 +95,73 @@ describe("the bench report", () => {
       /\| CDC, whole pipeline, events\/s \| – \| ≥ 20,000 \| not measured in this run \|/,
     );
   });
+
+  it("reports the highest rate the CDC pipeline held with lag p99 under 2 s, and every rate tried", () => {
+    const folder = mkdtempSync(join(tmpdir(), "bench-run-"));
+    const cpu = { database: 40, connect: 36, kafka: 20, maintainers: 25, machine: 150 };
+    const held = (target: number, achieved: number, lagP99Ms: number, isHeld: boolean) => ({
+      targetPerSecond: target,
+      achievedPerSecond: achieved,
+      applied: achieved * 60,
+      lagP50Ms: 40,
+      lagP99Ms,
+      stagesP99Ms: { "binlog-read": 10, "kafka-send": 20, consumed: 30, applied: 5 },
+      cpuUsPerEvent: cpu,
+      held: isHeld,
+    });
+    const cdc = {
+      profile: {
+        orders: 1000,
+        ordersPerTransaction: 100,
+        writers: 4,
+        skus: 100,
+        events: 1250,
+        eventsPerTransaction: 125,
+      },
+      stages: {
+        writers: { ms: 100, eventsPerSecond: 12500 },
+        debezium: { ms: 100, eventsPerSecond: 12500, cpuUsPerEvent: cpu },
+        maintainers: { ms: 100, eventsPerSecond: 12500, processes: 1 },
+      },
+      pipeline: {
+        writtenMs: 100,
+        drainedMs: 200,
+        eventsPerSecond: 6250,
+        cpuUsPerEvent: cpu,
+        cores: 2,
+        debeziumLag: { p50Ms: 1, p99Ms: 2 },
+        committedLag: { p50Ms: 3, p99Ms: 4 },
+        maintainerLagP50Ms: 5,
+        maintainerLagP99Ms: 6,
+        applied: 1250,
+      },
+      sustained: {
+        profile: {
+          rates: [5000, 10000, 20000],
+          seconds: 60,
+          writers: 8,
+          ordersPerTransaction: 100,
+          skusPerWriter: 20,
+          eventsPerTransaction: 120,
+        },
+        // 10,000 achieved 9,900 with p99 1.5 s: held; 20,000 fell behind.
+        results: [
+          held(5000, 4990, 300, true),
+          held(10000, 9900, 1500, true),
+          held(20000, 11000, 9000, false),
+        ],
+      },
+    };
+    writeFileSync(join(folder, "cdc.json"), JSON.stringify({ facts: { cpus: "2 × test" }, ...cdc }));
+    const report = readFileSync(
+      writeReport(folder, { quick: false, only: ["cdc"], naive: false, startedAt: "T0", commit: "abc1234" }),
+      "utf8",
+    );
+    expect(report).toMatch(
+      /\| CDC held for its seconds with lag p99 < 2 s, events\/s \| 9900 \| ≥ 20,000 \| missed: ×2\.02 to go \|/,
+    );
+    expect(report).toContain(
+      "| 20000 | 11000 | 660000 | 40 | 9000 | 10 / 20 / 30 / 5 | 150 (40, 36, 20, 25) | no |",
+    );
+  });
 });

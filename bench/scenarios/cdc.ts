@@ -116,21 +116,9 @@ export async function cdcScenario(
     return { p50Ms: Math.round(percentile(lags, 50)), p99Ms: Math.round(percentile(lags, 99)) };
   };
   const perSecond = (count: number, ms: number) => Math.round((count / ms) * 1000);
-  /** Each part's CPU time so far (ms): the stack's servers, the maintainers, this process (the writers), the machine. */
-  const cpu = (): Record<string, number> => {
-    const own = process.cpuUsage();
-    return {
-      ...stackCpu(),
-      maintainers: systems.flashgate.maintainersCpuMs(),
-      "bench (writers)": (own.user + own.system) / 1000,
-      machine: machineBusyMs(),
-    };
-  };
-  /** CPU µs per event of each part between two readings: the machine's cores allow cores × 1,000,000 / machine. */
+  const cpu = () => cpuByPart(systems, stackCpu);
   const perEvent = (before: Record<string, number>, after: Record<string, number>) =>
-    Object.fromEntries(
-      Object.keys(after).map((part) => [part, Math.round(((after[part] - before[part]) * 1000) / events)]),
-    );
+    cpuPerEvent(before, after, events);
 
   try {
     const { activityId } = newSale();
@@ -209,6 +197,116 @@ export async function cdcScenario(
     await connect.resume(connector).catch(() => {});
     await admin.disconnect();
   }
+}
+
+/** Each part's CPU time so far (ms): the stack's servers, the maintainers, this process (the writers), the machine. */
+function cpuByPart(systems: Systems, stackCpu: () => Record<string, number>): Record<string, number> {
+  const own = process.cpuUsage();
+  return {
+    ...stackCpu(),
+    maintainers: systems.flashgate.maintainersCpuMs(),
+    "bench (writers)": (own.user + own.system) / 1000,
+    machine: machineBusyMs(),
+  };
+}
+
+/** CPU µs per event of each part between two readings: the machine's cores allow cores × 1,000,000 / machine. */
+const cpuPerEvent = (before: Record<string, number>, after: Record<string, number>, events: number) =>
+  Object.fromEntries(
+    Object.keys(after).map((part) => [part, Math.round(((after[part] - before[part]) * 1000) / events)]),
+  );
+
+export interface SustainedProfile {
+  /** Change events per second to write, each held for `seconds`. */
+  rates: number[];
+  seconds: number;
+  writers: number;
+  /** Each transaction: this many orders over its writer's SKUs, and one UPDATE of their stock. */
+  ordersPerTransaction: number;
+  skusPerWriter: number;
+}
+
+/**
+ * The pipeline held at a steady rate rather than fed a burst: transactions of a decision's size due at
+ * fixed times (open loop: a writer that falls behind commits at once, and the rate it achieved is
+ * reported), for `seconds` at each rate; the commit → Redis lag meanwhile, from the maintainers'
+ * histograms, and the machine's CPU per event. Held: the rate achieved and lag p99 under 2 s.
+ */
+export async function cdcSustained(
+  systems: Systems,
+  pool: Pool,
+  profile: SustainedProfile,
+  stackCpu: () => Record<string, number>,
+) {
+  const { activityId } = newSale();
+  const skus = profile.writers * profile.skusPerWriter;
+  await createCatalogue(pool, activityId, skus, 100_000_000);
+  const ordersPerSku = profile.ordersPerTransaction / profile.skusPerWriter;
+  const eventsPerTransaction = profile.ordersPerTransaction + profile.skusPerWriter;
+  const results = [];
+  let next = 0;
+  for (const rate of profile.rates) {
+    const transactionsPerSecond = rate / eventsPerTransaction;
+    const total = Math.round(transactionsPerSecond * profile.seconds);
+    process.stderr.write(`  cdc: sustained ${rate} events/s for ${profile.seconds} s…
+`);
+    const before = await scrape(systems.flashgate.maintainerUrls);
+    const cpuBefore = cpuByPart(systems, stackCpu);
+    const started = performance.now();
+    let written = 0;
+    const writer = async (w: number, connection: PoolConnection) => {
+      const firstSku = w * profile.skusPerWriter + 1;
+      for (let t = w; t < total; t += profile.writers) {
+        const wait = started + (t / transactionsPerSecond) * 1000 - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        const rows = Array.from({ length: profile.ordersPerTransaction }, (_, i) => {
+          next += 1;
+          return `('cdc-s-${activityId}-${next}', ${activityId}, ${firstSku + (i % profile.skusPerWriter)}, ${next}, 'PENDING', 1000, 'EUR', NOW(3), NOW(3) + INTERVAL 1 DAY)`;
+        });
+        await connection.query("START TRANSACTION");
+        await connection.query(
+          `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at) VALUES ${rows.join(",")}`,
+        );
+        await connection.query(
+          "UPDATE sale_stock SET available = available - ? WHERE activity_id = ? AND sku_id BETWEEN ? AND ?",
+          [ordersPerSku, activityId, firstSku, firstSku + profile.skusPerWriter - 1],
+        );
+        await connection.query("COMMIT");
+        written += eventsPerTransaction;
+      }
+    };
+    const connections = await Promise.all(
+      Array.from({ length: profile.writers }, () => pool.getConnection()),
+    );
+    try {
+      await Promise.all(connections.map((connection, w) => writer(w, connection)));
+    } finally {
+      for (const connection of connections) connection.release();
+    }
+    const writtenMs = performance.now() - started;
+    // The lag of every change written: the maintainers' histograms once they applied them all.
+    // (Until they stop applying for 5 s, should a change have been skipped as stale.)
+    let cdc = lagBetween(before, await scrape(systems.flashgate.maintainerUrls));
+    for (let idleMs = 0; cdc.applied < written && idleMs < 5000; ) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const now = lagBetween(before, await scrape(systems.flashgate.maintainerUrls));
+      idleMs = now.applied > cdc.applied ? 0 : idleMs + 250;
+      cdc = now;
+    }
+    const achieved = Math.round((written / writtenMs) * 1000);
+    results.push({
+      targetPerSecond: rate,
+      achievedPerSecond: achieved,
+      written,
+      applied: cdc.applied,
+      lagP50Ms: cdc.lagP50Ms,
+      lagP99Ms: cdc.lagP99Ms,
+      stagesP99Ms: cdc.stagesP99Ms,
+      cpuUsPerEvent: cpuPerEvent(cpuBefore, cpuByPart(systems, stackCpu), written),
+      held: achieved >= 0.95 * rate && cdc.applied >= written && cdc.lagP99Ms !== null && cdc.lagP99Ms < 2000,
+    });
+  }
+  return { profile: { ...profile, eventsPerTransaction }, results };
 }
 
 export interface ExpiryProfile {
