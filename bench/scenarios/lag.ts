@@ -31,15 +31,18 @@ export function lagBetween(before: Samples, after: Samples) {
     const seconds = quantileBetween(buckets(before), buckets(after), q);
     return seconds === undefined ? null : Math.round(seconds * 1000);
   };
+  const countBetween = (result: string) =>
+    sumOf(after, "flashgate_cdc_events_total", { result }) -
+    sumOf(before, "flashgate_cdc_events_total", { result });
   return {
     lagP50Ms: quantileMs("flashgate_cdc_lag_seconds", 0.5),
     lagP99Ms: quantileMs("flashgate_cdc_lag_seconds", 0.99),
     stagesP99Ms: Object.fromEntries(
       stages.map((stage) => [stage, quantileMs("flashgate_cdc_stage_seconds", 0.99, { stage })]),
     ),
-    applied:
-      sumOf(after, "flashgate_cdc_events_total", { result: "applied" }) -
-      sumOf(before, "flashgate_cdc_events_total", { result: "applied" }),
+    applied: countBetween("applied"),
+    // Changes already in Redis through a SKU's rebuild from MySQL (a new SKU's first changes).
+    skipped: countBetween("skipped"),
   };
 }
 
