@@ -53,7 +53,6 @@ export async function cdcScenario(
   const committed = async () =>
     sum((await admin.fetchOffsets({ groupId: consumerGroup, topics: [topics.sale] }))[0].partitions);
   const skusPerWriter = profile.skus / profile.writers;
-  const ordersPerSku = profile.ordersPerTransaction / skusPerWriter;
   const eventsPerTransaction = profile.ordersPerTransaction + skusPerWriter;
   const transactions = profile.orders / profile.ordersPerTransaction;
   const events = transactions * eventsPerTransaction;
@@ -78,33 +77,18 @@ export async function cdcScenario(
   async function burst(activityId: number, since: number) {
     burstNumber += 1;
     const commits: number[] = [];
-    const writer = async (w: number, connection: PoolConnection) => {
+    await withWriters(pool, profile.writers, async (w, connection) => {
       const firstSku = w * skusPerWriter + 1;
       for (let t = w; t < transactions; t += profile.writers) {
-        const rows = Array.from({ length: profile.ordersPerTransaction }, (_, i) => {
-          const skuId = firstSku + (i % skusPerWriter);
-          return `('cdc-${activityId}-${burstNumber}-${t}-${i}', ${activityId}, ${skuId}, ${burstNumber * 10_000_000 + t * profile.ordersPerTransaction + i}, 'PENDING', 1000, 'EUR', NOW(3), NOW(3) + INTERVAL 1 DAY)`;
-        });
-        await connection.query("START TRANSACTION");
-        await connection.query(
-          `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at) VALUES ${rows.join(",")}`,
-        );
-        await connection.query(
-          "UPDATE sale_stock SET available = available - ? WHERE activity_id = ? AND sku_id BETWEEN ? AND ?",
-          [ordersPerSku, activityId, firstSku, firstSku + skusPerWriter - 1],
-        );
-        await connection.query("COMMIT");
+        const orders = Array.from({ length: profile.ordersPerTransaction }, (_, i) => ({
+          requestId: `cdc-${activityId}-${burstNumber}-${t}-${i}`,
+          skuId: firstSku + (i % skusPerWriter),
+          userId: burstNumber * 10_000_000 + t * profile.ordersPerTransaction + i,
+        }));
+        await commitOrders(connection, activityId, orders, { first: firstSku, count: skusPerWriter });
         commits.push(performance.now() - since);
       }
-    };
-    const connections = await Promise.all(
-      Array.from({ length: profile.writers }, () => pool.getConnection()),
-    );
-    try {
-      await Promise.all(connections.map((connection, w) => writer(w, connection)));
-    } finally {
-      for (const connection of connections) connection.release();
-    }
+    });
     return commits.sort((a, b) => a - b);
   }
 
@@ -199,6 +183,45 @@ export async function cdcScenario(
   }
 }
 
+/**
+ * One writer's transaction, as a decision writes it: its PENDING orders, and their units taken from its
+ * SKUs' stock in one UPDATE (the orders spread evenly over those SKUs).
+ */
+async function commitOrders(
+  connection: PoolConnection,
+  activityId: number,
+  orders: { requestId: string; skuId: number; userId: number }[],
+  skus: { first: number; count: number },
+) {
+  const rows = orders.map(
+    (o) =>
+      `('${o.requestId}', ${activityId}, ${o.skuId}, ${o.userId}, 'PENDING', 1000, 'EUR', NOW(3), NOW(3) + INTERVAL 1 DAY)`,
+  );
+  await connection.query("START TRANSACTION");
+  await connection.query(
+    `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at) VALUES ${rows.join(",")}`,
+  );
+  await connection.query(
+    "UPDATE sale_stock SET available = available - ? WHERE activity_id = ? AND sku_id BETWEEN ? AND ?",
+    [orders.length / skus.count, activityId, skus.first, skus.first + skus.count - 1],
+  );
+  await connection.query("COMMIT");
+}
+
+/** `count` writers side by side, each on a connection of its own, released after. */
+async function withWriters(
+  pool: Pool,
+  count: number,
+  writer: (w: number, connection: PoolConnection) => Promise<void>,
+) {
+  const connections = await Promise.all(Array.from({ length: count }, () => pool.getConnection()));
+  try {
+    await Promise.all(connections.map((connection, w) => writer(w, connection)));
+  } finally {
+    for (const connection of connections) connection.release();
+  }
+}
+
 /** Each part's CPU time so far (ms): the stack's servers, the maintainers, this process (the writers), the machine. */
 function cpuByPart(systems: Systems, stackCpu: () => Record<string, number>): Record<string, number> {
   const own = process.cpuUsage();
@@ -241,7 +264,6 @@ export async function cdcSustained(
   const { activityId } = newSale();
   const skus = profile.writers * profile.skusPerWriter;
   await createCatalogue(pool, activityId, skus, 100_000_000);
-  const ordersPerSku = profile.ordersPerTransaction / profile.skusPerWriter;
   const eventsPerTransaction = profile.ordersPerTransaction + profile.skusPerWriter;
   const results = [];
   let next = 0;
@@ -254,35 +276,23 @@ export async function cdcSustained(
     const cpuBefore = cpuByPart(systems, stackCpu);
     const started = performance.now();
     let written = 0;
-    const writer = async (w: number, connection: PoolConnection) => {
+    await withWriters(pool, profile.writers, async (w, connection) => {
       const firstSku = w * profile.skusPerWriter + 1;
       for (let t = w; t < total; t += profile.writers) {
         const wait = started + (t / transactionsPerSecond) * 1000 - performance.now();
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-        const rows = Array.from({ length: profile.ordersPerTransaction }, (_, i) => {
+        const orders = Array.from({ length: profile.ordersPerTransaction }, (_, i) => {
           next += 1;
-          return `('cdc-s-${activityId}-${next}', ${activityId}, ${firstSku + (i % profile.skusPerWriter)}, ${next}, 'PENDING', 1000, 'EUR', NOW(3), NOW(3) + INTERVAL 1 DAY)`;
+          return {
+            requestId: `cdc-s-${activityId}-${next}`,
+            skuId: firstSku + (i % profile.skusPerWriter),
+            userId: next,
+          };
         });
-        await connection.query("START TRANSACTION");
-        await connection.query(
-          `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at) VALUES ${rows.join(",")}`,
-        );
-        await connection.query(
-          "UPDATE sale_stock SET available = available - ? WHERE activity_id = ? AND sku_id BETWEEN ? AND ?",
-          [ordersPerSku, activityId, firstSku, firstSku + profile.skusPerWriter - 1],
-        );
-        await connection.query("COMMIT");
+        await commitOrders(connection, activityId, orders, { first: firstSku, count: profile.skusPerWriter });
         written += eventsPerTransaction;
       }
-    };
-    const connections = await Promise.all(
-      Array.from({ length: profile.writers }, () => pool.getConnection()),
-    );
-    try {
-      await Promise.all(connections.map((connection, w) => writer(w, connection)));
-    } finally {
-      for (const connection of connections) connection.release();
-    }
+    });
     const writtenMs = performance.now() - started;
     // The lag of every change written: the maintainers' histograms once they applied them all.
     // (Or until they stop for 5 s: the pipeline lost something, and the row says so.)
