@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only storm,drift,lag,micro,flood,topology,bigstock,catalogue,cdc,openloop]
+// npm run bench [-- --quick] [-- --only decision,storm,drift,lag,micro,flood,topology,bigstock,catalogue,cdc,openloop]
 //   [-- --naive] [-- --processes N]
 // One run, one report: bench/results/<start>[-quick][-only-…]/RESULTS.md from this run's results alone, and
 // for a full run bench/RESULTS.md. --naive adds the baselines' naive versions as extra rows.
@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { redisClient, withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
-import { down } from "@flashgate/stack";
+import { databaseEngines, down } from "@flashgate/stack";
 import { databaseFacts, machineFacts, stackCpuMs, startBenchStack } from "./lib/env.ts";
 import { benchRun, runCommit, runFolder, writeReport, writeResult } from "./lib/report.ts";
 import {
@@ -21,6 +21,7 @@ import {
 import { bigStock } from "./scenarios/bigstock.ts";
 import { catalogue } from "./scenarios/catalogue.ts";
 import { cdcScenario, cdcSustained, massExpiry } from "./scenarios/cdc.ts";
+import { decisionScenario } from "./scenarios/decision.ts";
 import { driftScenario } from "./scenarios/drift.ts";
 import { floodScenario } from "./scenarios/flood.ts";
 import { lagScenario } from "./scenarios/lag.ts";
@@ -47,6 +48,23 @@ const commit = runCommit();
 // Each design runs as it would be deployed: one server process per core, load spread over them.
 const processesAt = args.indexOf("--processes");
 const processes = processesAt < 0 ? availableParallelism() : Number(args[processesAt + 1]);
+
+// The decision against the least a durable decision can cost, on databases of its own, before the stack
+// starts (nothing else runs beside them): both engines, in this one run.
+if (wanted("decision") && !child) {
+  const profile = quick ? { seconds: 3, rounds: 1 } : { seconds: 6, rounds: 2 };
+  process.stderr.write(`▸ the decision beside the database's floor ${JSON.stringify(profile)}\n`);
+  const result = await decisionScenario([...databaseEngines], profile, (line) =>
+    process.stderr.write(`${line}\n`),
+  );
+  process.stderr.write(`  → ${writeResult(folder, "decision", result)}\n`);
+  if (only?.every((name) => name === "decision")) {
+    process.stderr.write(
+      `report: ${writeReport(folder, { quick, only, naive, startedAt: benchRun, commit })}\n`,
+    );
+    process.exit(0);
+  }
+}
 
 const { ctx, env } = await startBenchStack();
 const pool = createPool(env.DATABASE_URL, { connectionLimit: 16 });

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { repoRoot } from "@flashgate/stack";
+import { type DecisionResult, decisionGoals } from "../scenarios/decision.ts";
 import {
   median,
   openLoopRows,
@@ -73,6 +74,7 @@ function goalsTable(results: Results): string[] {
   const flood = results.flood?.data as ResultRow | undefined;
   const cdc = results.cdc?.data as ResultRow | undefined;
   const goals: Goal[] = [
+    ...decisionGoals(results.decision?.data as DecisionResult | undefined),
     {
       what: "storm, open loop: flashgate ÷ the strongest Redis-as-truth",
       values: openRatio("storm", "redis-as-truth"),

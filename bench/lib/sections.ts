@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type DecisionResult, decisionSection } from "../scenarios/decision.ts";
 import { percentile } from "./load.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: rows of our own result files, written a few lines away
@@ -577,6 +578,7 @@ function sustainedLines(sustained: ResultRow): string[] {
 
 /** Every scenario the run measured, in the report's order; charts drawn into `folder`. */
 export const scenarioSections = (results: Results, folder: string): string[] => [
+  ...decisionSection(results.decision?.data as DecisionResult | undefined),
   ...openLoopSection(results),
   ...stormSections(results, folder),
   ...bigStockSection(results),

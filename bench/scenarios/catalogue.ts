@@ -33,7 +33,7 @@ function random(seed: number) {
 }
 
 /** The SKU (1…n) and the buyer (0…users − 1) of every request. */
-export function demand(profile: CatalogueProfile) {
+export function demand(profile: Pick<CatalogueProfile, "skus" | "zipf" | "requests" | "users">) {
   const cumulative: number[] = [];
   let total = 0;
   for (let k = 1; k <= profile.skus; k++) {

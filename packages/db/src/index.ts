@@ -41,6 +41,7 @@ export { createPool, warmPool } from "./pool.ts";
 export {
   DecisionConflictError,
   findReplay,
+  newOrderId,
   OutcomeUnknownError,
   type PurchaseDecision,
   type PurchaseInput,

@@ -1,5 +1,6 @@
+import { randomUUID } from "node:crypto";
 import { setTimeout } from "node:timers/promises";
-import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
+import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { isConnectionLoss, isDuplicateKey, isLockConflict } from "./errors.ts";
 import { findPurchase, type Order, type OrderRow, orderColumns, toOrder } from "./orders.ts";
 import { lockWaitTimeoutS } from "./pool.ts";
@@ -26,64 +27,216 @@ export class OutcomeUnknownError extends Error {
   override name = "OutcomeUnknownError";
 }
 
+/** The last order id's time and its sequence within that millisecond. */
+const lastOrderId = { ms: 0, seq: 0 };
+
 /**
- * The whole decision for N buyers of one activity's SKUs in one round trip, COMMIT included, so the
- * stock rows are never locked while a busy application event loop gets round to sending the next
- * statement (measured: that wait, not MySQL, dominated purchase latency under a storm; see
- * docs/adr/0006). It locks the batch's stock rows and nothing else: they are locked first, by primary
- * key, in key order (two batches sharing SKUs queue rather than deadlock), and every other read is a
- * plain consistent read (READ COMMITTED: `SELECT … INTO`, `INSERT … SELECT`), never a locking one — so
- * the activity row, other SKUs' rows and existing orders stay free for everyone else (a `SET @x =
- * (SELECT …)` would be a locking read, and a multi-table UPDATE locks whatever rows its plan visits).
- * The buyers who can be new are picked (`@fg_new`, their indexes; `@fg_demand`, how many per SKU): no
- * order under their key yet and no live order of theirs for the SKU, so the insert cannot conflict
- * with what is committed and a buyer seen before costs the others nothing. Each SKU's new buyers'
- * orders are inserted, priced from its row, only if its row holds units for all of them and the sale
- * is open, and only then is the row decremented by their count. That order is the binlog's: the cache
- * sees a purchase's orders (which free the reservations that admitted them) before the stock they
- * took, so no split of a transaction's changes ever counts a sold unit twice (ADR 0005). Many SKUs in
- * one transaction: MySQL's cost is per transaction far more than per order (ADR 0015). Needs a pool
- * with `multipleStatements` (every value is still a bound parameter). Results: [1] the stock rows as
- * locked, [7] the orders under the buyers' keys, [8] `@fg_new` and `@fg_open`.
+ * A new order's id: a UUID (the form every order id has had) of version 7, the time in milliseconds
+ * and then a sequence within it, so that one process's orders land in order at the end of the table's
+ * clustered index: ids in random order within a page split it in the middle (measured: a 50-order
+ * insert cost more than with MySQL's `UUID()` default, whose leading field counts up for minutes).
  */
-function decisionBatch(inputs: PurchaseInput[]): { sql: string; params: unknown[] } {
+export function newOrderId(now = Date.now()): string {
+  if (now > lastOrderId.ms) Object.assign(lastOrderId, { ms: now, seq: 0 });
+  else if (lastOrderId.seq < 0xfff) lastOrderId.seq += 1;
+  else Object.assign(lastOrderId, { ms: lastOrderId.ms + 1, seq: 0 });
+  const time = lastOrderId.ms.toString(16).padStart(12, "0");
+  const seq = lastOrderId.seq.toString(16).padStart(3, "0");
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${seq}-${randomUUID().slice(19)}`;
+}
+
+/** A SKU's row as the decision locked it. */
+interface LockedSku {
+  available: number;
+  priceCents: number;
+  currency: string;
+}
+
+/** What a decision's transaction saw, read from its results (a SKU absent: none in the activity). */
+interface Locked {
+  skus: Map<number, LockedSku>;
+  open: boolean;
+}
+
+/** The batch's stock rows, by primary key alone: the lock set is the batch's SKUs whatever the plan. */
+const stock = "sale_stock FORCE INDEX (PRIMARY)";
+const lockStock = (where: string) =>
+  `SELECT sku_id, available, price_cents, currency FROM ${stock} WHERE ${where} ORDER BY sku_id FOR UPDATE`;
+const lockedSkus = (rows: RowDataPacket[]) =>
+  new Map(
+    rows.map((row) => [
+      Number(row.sku_id),
+      {
+        available: Number(row.available),
+        priceCents: Number(row.price_cents),
+        currency: String(row.currency),
+      },
+    ]),
+  );
+
+/** The batch's SKUs in key order, and the condition that names their rows among the activity's. */
+function batchSkus(inputs: PurchaseInput[]) {
   const { activityId } = inputs[0];
   if (inputs.some((input) => input.activityId !== activityId))
     throw new Error("a batch holds buyers of one activity");
-  const skus = [...new Set(inputs.map((input) => input.skuId))];
-  // The buyers are one JSON parameter read as a table: MySQL parses and plans one table function where
-  // a UNION of a SELECT per buyer cost it a plan per buyer at each place that reads them.
-  // A user id goes as a JSON number (ids are safe integers): MariaDB would read a string that is no
-  // number as user 0, where a JSON null (what anything else becomes) fails the insert.
-  const buyers = `JSON_TABLE(?, '$[*]' COLUMNS (i INT PATH '$[0]',
+  const skus = [...new Set(inputs.map((input) => input.skuId))].sort((a, b) => a - b);
+  return { activityId, skus, where: `activity_id = ? AND sku_id IN (${skus.map(() => "?").join(", ")})` };
+}
+
+/**
+ * The window as committed, by a plain consistent read (READ COMMITTED: `SELECT … INTO` locks nothing,
+ * where `SET @x = (SELECT …)` would be a locking read); MAX, so that an unknown activity still sets them.
+ */
+const windowRead = `SELECT MAX(NOW(3) >= starts_at AND NOW(3) < ends_at), MAX(payment_timeout_s), NOW(3)
+  INTO @fg_open, @fg_timeout, @fg_now FROM activity WHERE id = ?`;
+
+/**
+ * The buyers are one JSON parameter read as a table: MySQL parses and plans one table function where a
+ * UNION of a SELECT per buyer cost it a plan per buyer at each place that reads them. A user id goes as
+ * a JSON number (ids are safe integers): MariaDB would read a string that is no number as user 0, where
+ * a JSON null (what anything else becomes) fails the insert.
+ */
+const buyersTable = (columns: string) => `JSON_TABLE(?, '$[*]' COLUMNS (${columns}))`;
+const orderInsert = (columns: string) =>
+  `INSERT INTO sale_order (${columns}request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)`;
+
+/**
+ * The decision for N buyers of one activity's SKUs in one round trip, COMMIT included, so the stock rows
+ * are never locked while a busy application event loop gets round to sending the next statement
+ * (measured: that wait, not MySQL, dominated purchase latency under a storm; see docs/adr/0006). It
+ * locks the batch's stock rows and nothing else: they are locked first, by primary key, in key order
+ * (two batches sharing SKUs queue rather than deadlock), and every other read is a plain consistent read
+ * (`SELECT … INTO`, `INSERT … SELECT` under READ COMMITTED), never a locking one — so the activity row,
+ * other SKUs' rows and existing orders stay free for everyone else (a multi-table UPDATE would lock
+ * whatever rows its plan visits). Each SKU's orders are inserted, priced from its row, only if its row
+ * holds units for all its buyers and the sale is open, and only then is the row decremented by their
+ * count. That order is the binlog's: the cache sees a purchase's orders (which free the reservations
+ * that admitted them) before the stock they took, so no split of a transaction's changes ever counts a
+ * sold unit twice (ADR 0005). Many SKUs in one transaction: MySQL's cost is per transaction far more
+ * than per order (ADR 0015). Needs a pool with `multipleStatements` (every value is a bound parameter).
+ *
+ * This lean form takes every buyer to be new — the cache let through only buyers with no purchase it
+ * knows of — so it reads no existing order, and it carries no session variable between statements: the
+ * window is read where the orders are inserted (a consistent read of the activity, joined), a SKU's row
+ * is decremented only if its first order of the batch is there (inserted by this transaction, all of its
+ * orders or none), and the orders' ids are made here (newOrderId). A buyer seen before meets a unique key
+ * (one purchase per user and key, one live purchase per user and SKU), the whole transaction rolls back,
+ * and the batch runs again in its careful form, which reads who is new (ADR 0025). Results: [1] the stock
+ * rows as locked, [2] the orders inserted, [3] the rows decremented, [5] the orders' times.
+ */
+function leanBatch(inputs: PurchaseInput[]) {
+  const { activityId, skus, where } = batchSkus(inputs);
+  const demand = new Map<number, number>();
+  for (const input of inputs) demand.set(input.skuId, (demand.get(input.skuId) ?? 0) + 1);
+  const orderIds = inputs.map(() => newOrderId());
+  /** Each SKU's first order of this batch: inserted exactly when all of the SKU's are. */
+  const firstOrder = new Map<number, string>();
+  for (const [i, input] of inputs.entries())
+    if (!firstOrder.has(input.skuId)) firstOrder.set(input.skuId, orderIds[i]);
+  const buyers = buyersTable(`order_id CHAR(36) CHARACTER SET ascii COLLATE ascii_bin PATH '$[0]',
     request_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin PATH '$[1]',
-    user_id BIGINT PATH '$[2]', sku_id BIGINT PATH '$[3]'))`;
+    user_id BIGINT PATH '$[2]', sku_id BIGINT PATH '$[3]', demand INT PATH '$[4]'`);
+  // Named by its table: inside the subquery a bare sku_id would be the order's.
+  const caseOf = (values: Map<number, unknown>) => ({
+    sql: `CASE sale_stock.sku_id ${skus.map(() => "WHEN ? THEN ?").join(" ")} END`,
+    params: skus.flatMap((sku) => [sku, values.get(sku)]),
+  });
+  const [byDemand, byFirstOrder] = [caseOf(demand), caseOf(firstOrder)];
+  const sql = `START TRANSACTION;
+${lockStock(where)};
+${orderInsert("order_id, ")}
+  SELECT b.order_id, b.request_id, s.activity_id, s.sku_id, b.user_id, 'PENDING', s.price_cents, s.currency, NOW(3), NOW(3) + INTERVAL a.payment_timeout_s SECOND
+    FROM ${buyers} b JOIN sale_stock s FORCE INDEX (PRIMARY) ON s.activity_id = ? AND s.sku_id = b.sku_id
+    JOIN activity a ON a.id = s.activity_id
+   WHERE NOW(3) >= a.starts_at AND NOW(3) < a.ends_at AND s.available >= b.demand;
+UPDATE ${stock} SET available = available - ${byDemand.sql}
+ WHERE ${where} AND EXISTS (SELECT 1 FROM sale_order o WHERE o.order_id = ${byFirstOrder.sql});
+COMMIT;
+SELECT created_at, expires_at FROM sale_order WHERE order_id IN (${skus.map(() => "?").join(", ")}) LIMIT 1`;
+  const buyerList = JSON.stringify(
+    inputs.map((input, i) => [
+      orderIds[i],
+      input.requestId,
+      Number(input.userId),
+      input.skuId,
+      demand.get(input.skuId),
+    ]),
+  );
+  const params = [
+    activityId,
+    ...skus,
+    buyerList,
+    activityId,
+    ...byDemand.params,
+    activityId,
+    ...skus,
+    ...byFirstOrder.params,
+    ...firstOrder.values(),
+  ];
+  const read = (results: unknown[]) => {
+    const times = (results[5] as RowDataPacket[])[0] as { created_at: Date; expires_at: Date } | undefined;
+    return {
+      skus: lockedSkus(results[1] as RowDataPacket[]),
+      inserted: (results[2] as ResultSetHeader).affectedRows,
+      decremented: (results[3] as ResultSetHeader).affectedRows,
+      /** The order this transaction inserted for the i-th buyer. */
+      order: (i: number, sku: LockedSku): Order => {
+        if (!times)
+          throw new OutcomeUnknownError(`committed without the order of key ${inputs[i].requestId}`);
+        return {
+          orderId: orderIds[i],
+          requestId: inputs[i].requestId,
+          activityId,
+          skuId: inputs[i].skuId,
+          userId: String(Number(inputs[i].userId)),
+          state: "PENDING",
+          amountCents: sku.priceCents,
+          currency: sku.currency,
+          createdAt: times.created_at,
+          expiresAt: times.expires_at,
+        };
+      },
+    };
+  };
+  return { sql, params, read, demand };
+}
+
+/**
+ * The careful form of the decision, for a batch in which the lean form met a buyer seen before: the same
+ * locks and the same writes, but the buyers who can be new are picked first (`@fg_new`, their indexes;
+ * `@fg_demand`, how many per SKU) — no order under their key yet and no live order of theirs for the SKU
+ * — so the insert cannot conflict with what is committed and a buyer seen before costs the others
+ * nothing. Results: [1] the stock rows as locked, [7] the orders under the buyers' keys, [8] `@fg_new`
+ * and `@fg_open`.
+ */
+function carefulBatch(inputs: PurchaseInput[]) {
+  const { activityId, skus, where } = batchSkus(inputs);
+  const buyers = buyersTable(`i INT PATH '$[0]',
+    request_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin PATH '$[1]',
+    user_id BIGINT PATH '$[2]', sku_id BIGINT PATH '$[3]'`);
   const buyerList = JSON.stringify(
     inputs.map((input, i) => [i, input.requestId, Number(input.userId), input.skuId]),
   );
-  // The batch's stock rows, by primary key alone: the lock set is the batch's SKUs whatever the plan.
-  const stock = "sale_stock FORCE INDEX (PRIMARY)";
-  const batchSkus = `activity_id = ? AND sku_id IN (${skus.map(() => "?").join(", ")})`;
   /** A SKU's count of new buyers (NULL: none). */
   const demandOf = (sku: string) => `CAST(JSON_EXTRACT(@fg_demand, CONCAT('$."', ${sku}, '"')) AS SIGNED)`;
+  const keys = ordersUnderKeys(inputs);
   const sql = `START TRANSACTION;
-SELECT sku_id, available FROM ${stock} WHERE ${batchSkus} ORDER BY sku_id FOR UPDATE;
-SELECT MAX(NOW(3) >= starts_at AND NOW(3) < ends_at), MAX(payment_timeout_s) INTO @fg_open, @fg_timeout
-  FROM activity WHERE id = ?;
+${lockStock(where)};
+${windowRead};
 SELECT GROUP_CONCAT(n.buyers), JSON_OBJECTAGG(n.sku_id, n.buyer_count) INTO @fg_new, @fg_demand
   FROM (SELECT b.sku_id, GROUP_CONCAT(b.i) AS buyers, COUNT(*) AS buyer_count FROM ${buyers} b
          WHERE NOT EXISTS (SELECT 1 FROM sale_order o WHERE o.user_id = b.user_id AND o.request_id = b.request_id)
            AND NOT EXISTS (SELECT 1 FROM sale_order o WHERE o.activity_id = ? AND o.sku_id = b.sku_id
                             AND o.user_id = b.user_id AND o.closed_seq = 0)
          GROUP BY b.sku_id) n;
-INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
-  SELECT b.request_id, s.activity_id, s.sku_id, b.user_id, 'PENDING', s.price_cents, s.currency, NOW(3), NOW(3) + INTERVAL @fg_timeout SECOND
+${orderInsert("")}
+  SELECT b.request_id, s.activity_id, s.sku_id, b.user_id, 'PENDING', s.price_cents, s.currency, @fg_now, @fg_now + INTERVAL @fg_timeout SECOND
     FROM ${buyers} b JOIN sale_stock s FORCE INDEX (PRIMARY) ON s.activity_id = ? AND s.sku_id = b.sku_id
    WHERE FIND_IN_SET(b.i, @fg_new) AND @fg_open = 1 AND s.available >= ${demandOf("b.sku_id")};
 UPDATE ${stock} SET available = available - ${demandOf("sku_id")}
- WHERE ${batchSkus} AND @fg_open = 1 AND available >= ${demandOf("sku_id")};
+ WHERE ${where} AND @fg_open = 1 AND available >= ${demandOf("sku_id")};
 COMMIT;
-SELECT ${orderColumns} FROM sale_order WHERE ${inputs.map(() => "(user_id = ? AND request_id = ?)").join(" OR ")};
+${keys.sql};
 SELECT @fg_new AS new_buyers, @fg_open AS open`;
   const params = [
     activityId,
@@ -95,10 +248,30 @@ SELECT @fg_new AS new_buyers, @fg_open AS open`;
     activityId,
     activityId,
     ...skus,
-    ...inputs.flatMap((input) => [input.userId, input.requestId]),
+    ...keys.params,
   ];
-  return { sql, params };
+  const read = (results: unknown[]) => {
+    const outcome = (results[8] as RowDataPacket[])[0];
+    return {
+      skus: lockedSkus(results[1] as RowDataPacket[]),
+      open: Number(outcome?.open) === 1,
+      fresh: new Set(
+        String(outcome?.new_buyers ?? "")
+          .split(",")
+          .filter(Boolean)
+          .map(Number),
+      ),
+      orders: results[7] as OrderRow[],
+    };
+  };
+  return { sql, params, read };
 }
+
+/** The orders under the buyers' keys. */
+const ordersUnderKeys = (inputs: PurchaseInput[]) => ({
+  sql: `SELECT ${orderColumns} FROM sale_order WHERE ${inputs.map(() => "(user_id = ? AND request_id = ?)").join(" OR ")}`,
+  params: inputs.flatMap((input) => [input.userId, input.requestId]),
+});
 
 /** The lock wait ends first (and rolls the statement back): a timed-out decision never commits later. */
 const decideTimeoutMs = (lockWaitTimeoutS + 2) * 1000;
@@ -150,14 +323,20 @@ export async function placeOrders(
     seenKeys.add(key).add(sku);
     return true;
   });
-  const { sql, params } = decisionBatch(batch);
   const started = performance.now();
+  // Lean first; once a buyer seen before turned up, careful until the batch is decided.
+  let careful = false;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      const decisions = await decideOnConnection(pool, sql, params, (results) => answers(batch, results));
+      const decisions = careful ? await decideCarefully(pool, batch) : await decideLean(pool, batch);
       return inputs.map((input) => decisions.get(input));
     } catch (error) {
       if (!isConflict(error)) throw error;
+      if (!careful && isDuplicateKey(error)) {
+        careful = true;
+        attempt -= 1;
+        continue;
+      }
       if (attempt >= conflictRetry.attempts || performance.now() - started >= conflictRetry.budgetMs)
         throw new DecisionConflictError(attempt, error);
       await setTimeout(Math.random() * conflictRetry.pauseMs * 2 ** attempt);
@@ -165,46 +344,87 @@ export async function placeOrders(
   }
 }
 
-/** Each buyer's answer from what the committed transaction saw (see decisionBatch). */
-function answers(
-  batch: PurchaseInput[],
-  results: unknown[],
-): Map<PurchaseInput, PurchaseDecision | undefined> {
-  const available = new Map(
-    (results[lockedResult] as RowDataPacket[]).map((row) => [Number(row.sku_id), Number(row.available)]),
-  );
-  const outcome = (results[outcomeResult] as RowDataPacket[])[0];
-  const open = Number(outcome?.open) === 1;
-  const fresh = new Set(
-    String(outcome?.new_buyers ?? "")
-      .split(",")
-      .filter(Boolean)
-      .map(Number),
-  );
+type Decisions = Map<PurchaseInput, PurchaseDecision | undefined>;
+
+/**
+ * A refusal that holds for a SKU's every new buyer: unknown, not open, no unit left — or `undefined`
+ * for some units but fewer than its buyers, whom the caller decides one by one.
+ */
+function refusal({ skus, open }: { skus: Map<number, LockedSku>; open: boolean }, skuId: number) {
+  const sku = skus.get(skuId);
+  if (!sku) return { kind: "unknown_sku" } as const;
+  if (!open) return { kind: "not_open" } as const;
+  return sku.available === 0 ? ({ kind: "sold_out" } as const) : undefined;
+}
+
+/**
+ * The lean form, then for any buyer it did not sell to, what they already hold — read after the commit,
+ * as plain reads (rare: the cache answers buyers seen before without the database): an order under their
+ * key is theirs again (or a reused key), a live purchase of the SKU under another key is
+ * already_purchased, as the careful form would have told them.
+ */
+async function decideLean(pool: Pool, batch: PurchaseInput[]): Promise<Decisions> {
+  const { activityId } = batch[0];
+  const { sql, params, read, demand } = leanBatch(batch);
+  const done = await decideOnConnection(pool, sql, params, read);
+  // Something inserted: the window was open, and every SKU whose row held its buyers sold to all of them.
+  const sold = (skuId: number) => {
+    const sku = done.skus.get(skuId);
+    return done.inserted > 0 && sku !== undefined && sku.available >= (demand.get(skuId) ?? 0)
+      ? sku
+      : undefined;
+  };
+  const decisions: Decisions = new Map();
+  const unsold: PurchaseInput[] = [];
+  for (const [i, input] of batch.entries()) {
+    const sku = sold(input.skuId);
+    if (sku) decisions.set(input, { kind: "created", order: done.order(i, sku) });
+    else unsold.push(input);
+  }
+  const soldSkus = [...demand.keys()].filter((skuId) => sold(skuId));
+  if (done.inserted !== batch.length - unsold.length || done.decremented !== soldSkus.length)
+    throw new OutcomeUnknownError(
+      `the decision inserted ${done.inserted} orders and took units of ${done.decremented} SKUs, where its rows gave ${batch.length - unsold.length} and ${soldSkus.length}`,
+    );
+  if (unsold.length === 0) return decisions;
+  const keys = ordersUnderKeys(unsold);
+  const [[orders, holders, window]] = (await pool.query(
+    `${keys.sql};
+SELECT user_id, sku_id FROM sale_order WHERE activity_id = ? AND closed_seq = 0 AND (${unsold.map(() => "(sku_id = ? AND user_id = ?)").join(" OR ")});
+SELECT MAX(NOW(3) >= starts_at AND NOW(3) < ends_at) AS open FROM activity WHERE id = ?`,
+    [...keys.params, activityId, ...unsold.flatMap((input) => [input.skuId, input.userId]), activityId],
+  )) as unknown as [[OrderRow[], RowDataPacket[], RowDataPacket[]]];
+  const open = done.inserted > 0 || Number(window[0]?.open) === 1;
+  const byKey = new Map(orders.map((row) => [`${row.user_id}/${row.request_id}`, row]));
+  const holding = new Set(holders.map((row) => `${row.user_id}@${row.sku_id}`));
+  for (const input of unsold) {
+    const row = byKey.get(`${input.userId}/${input.requestId}`);
+    if (row) decisions.set(input, sameBuyer(toOrder(row), input));
+    else if (holding.has(`${Number(input.userId)}@${input.skuId}`))
+      decisions.set(input, { kind: "already_purchased" });
+    else decisions.set(input, refusal({ skus: done.skus, open }, input.skuId));
+  }
+  return decisions;
+}
+
+/** The careful form: each buyer's answer from what the committed transaction saw (see carefulBatch). */
+async function decideCarefully(pool: Pool, batch: PurchaseInput[]): Promise<Decisions> {
+  const { sql, params, read } = carefulBatch(batch);
+  const { skus, open, fresh, orders } = await decideOnConnection(pool, sql, params, read);
   const demand = new Map<number, number>();
   for (const [i, input] of batch.entries())
     if (fresh.has(i)) demand.set(input.skuId, (demand.get(input.skuId) ?? 0) + 1);
   // The condition the INSERT and the UPDATE applied, from the rows as locked.
-  const sold = (sku: number) => open && (available.get(sku) ?? 0) >= (demand.get(sku) ?? 0);
-  const byKey = new Map(
-    (results[ordersResult] as OrderRow[]).map((row) => [`${row.user_id}/${row.request_id}`, row]),
-  );
+  const sold = (skuId: number) => open && (skus.get(skuId)?.available ?? 0) >= (demand.get(skuId) ?? 0);
+  const byKey = new Map(orders.map((row) => [`${row.user_id}/${row.request_id}`, row]));
   const answer = (input: PurchaseInput, isNew: boolean): PurchaseDecision | undefined => {
     const row = byKey.get(`${input.userId}/${input.requestId}`);
     if (!isNew) return row ? sameBuyer(toOrder(row), input) : { kind: "already_purchased" };
     if (sold(input.skuId)) return { kind: "created", order: committedOrder(row, input) };
-    if (!available.has(input.skuId)) return { kind: "unknown_sku" };
-    if (!open) return { kind: "not_open" };
-    // No unit left: a refusal for all; some, but fewer than its buyers: each is decided alone.
-    return available.get(input.skuId) === 0 ? { kind: "sold_out" } : undefined;
+    return refusal({ skus, open }, input.skuId);
   };
   return new Map(batch.map((input, i) => [input, answer(input, fresh.has(i))]));
 }
-
-/** Where the decision's statements leave their results (see decisionBatch). */
-const lockedResult = 1;
-const ordersResult = 7;
-const outcomeResult = 8;
 
 /**
  * Sends one decision batch on a connection of its own. A failing statement stops the batch before its

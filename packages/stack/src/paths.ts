@@ -13,7 +13,7 @@ export const defaultHome = join(repoRoot, ".flashgate");
  * suites on both engines never hands one engine's Kafka offsets to the other's connector.
  */
 export const sideStackHome = (
-  stack: "test" | "test-cluster" | "bench" | "bench-cluster" | "chaos",
+  stack: "test" | "test-cluster" | "bench" | "bench-cluster" | "bench-decision" | "chaos",
   engine: DatabaseEngine,
 ) => join(repoRoot, `.flashgate-${stack}`, engine);
 
