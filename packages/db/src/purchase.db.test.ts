@@ -11,6 +11,7 @@ import {
 import type { Pool } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeAllExpiredOrders, closeOrder } from "./lifecycle.ts";
+import { findOrder } from "./orders.ts";
 import { createPool } from "./pool.ts";
 import { DecisionConflictError, type PurchaseDecision, placeOrder, placeOrders } from "./purchase.ts";
 
@@ -38,6 +39,21 @@ describe("the purchase decision in SQL, on the database alone", () => {
     expect(order).toMatchObject({ state: "PENDING", amountCents: 4200, currency: "EUR" });
     expect(order.expiresAt.getTime() - order.createdAt.getTime()).toBe(600_000);
     expect((await skuInDatabase(pool, ids.activityId, ids.skuId)).available).toBe(1);
+  });
+
+  it("tells each buyer of a batch their order as it is stored, and stores a batch's orders in the order of their ids", async () => {
+    const { ids } = await sale(5, { priceCents: 1500, paymentTimeoutS: 300 });
+    const buyers = [1, 2, 3].map((user) => ({
+      ...ids,
+      userId: String(user),
+      requestId: `k-${ids.activityId}-${user}`,
+    }));
+    const decisions = await placeOrders(pool, buyers);
+    const orders = decisions.map(
+      (decision) => (decision as Extract<PurchaseDecision, { kind: "created" }>).order,
+    );
+    for (const order of orders) expect(await findOrder(pool, order.orderId)).toEqual(order);
+    expect(orders.map((order) => order.orderId)).toEqual(orders.map((order) => order.orderId).sort());
   });
 
   it("answers a retry with its order, a second key of the buyer as already purchased", async () => {
