@@ -135,6 +135,49 @@ describe(`a decision locks only what it decides (${testEngine})`, () => {
     }, 30_000);
   }
 
+  /** Deadlocks the server has met since it started (each rolls a transaction back). */
+  async function deadlocks(): Promise<number> {
+    const admin = await adminConnection(fastTierContext());
+    try {
+      const [rows] = await admin.query<RowDataPacket[]>(
+        testEngine === "mysql"
+          ? "SELECT `COUNT` AS n FROM information_schema.INNODB_METRICS WHERE NAME = 'lock_deadlocks'"
+          : "SELECT VARIABLE_VALUE AS n FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_DEADLOCKS'",
+      );
+      return Number(rows[0]?.n);
+    } finally {
+      await admin.end();
+    }
+  }
+
+  it("batches of several SKUs each, sharing SKUs and listing them in any order, run eight at once: they queue on the rows and never deadlock", async () => {
+    const { activityId, skuIds, buyer } = await activityOf(6, 1000);
+    const before = await deadlocks();
+    expect(Number.isFinite(before)).toBe(true);
+    let user = 0;
+    // Each batch: four of the six SKUs, in a random order.
+    const batch = () =>
+      [...skuIds]
+        .sort(() => Math.random() - 0.5)
+        .slice(0, 4)
+        .map((skuId) => buyer(skuId, (user += 1)));
+    const lanes = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const decided: (string | undefined)[] = [];
+        for (let i = 0; i < 10; i += 1)
+          decided.push(...(await placeOrders(pool, batch())).map((d) => d?.kind));
+        return decided;
+      }),
+    );
+    expect(lanes.flat()).toEqual(Array(8 * 10 * 4).fill("created"));
+    expect(await deadlocks()).toBe(before);
+    const [left] = await pool.query<RowDataPacket[]>(
+      "SELECT SUM(available) AS units FROM sale_stock WHERE activity_id = ?",
+      [activityId],
+    );
+    expect(Number(left[0].units)).toBe(6 * 1000 - 8 * 10 * 4);
+  }, 60_000);
+
   it("a DBA's restock left open on one SKU's row holds up no decision for another SKU of the activity", async () => {
     const { activityId, skuIds, buyer } = await activityOf(3);
     const restock = await openTransaction([

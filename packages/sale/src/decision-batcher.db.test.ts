@@ -182,6 +182,25 @@ describe("decision batcher (group commit on the hot row, real database)", () => 
     for (const sku of skus) expect((await skuInDatabase(pool, sku.activityId, sku.skuId)).available).toBe(0);
   });
 
+  it("while a transaction runs, buyers of an activity's many SKUs gather into the next one rather than each taking a slot", async () => {
+    const first = freshIds();
+    const skus = Array.from({ length: 20 }, (_, i) => ({
+      activityId: first.activityId,
+      skuId: first.skuId + i,
+    }));
+    for (const sku of skus) await createSale(pool, { ...sku, units: 1 });
+    // Eight slots free: without the gathering each buyer after the first would take one of them.
+    const { decisions, transactions } = batcher(50, 200, 8);
+    const bought = await Promise.all(
+      skus.map((sku) =>
+        decisions.decide({ ...buyer(sku, 1), requestId: `gather-${sku.activityId}-${sku.skuId}` }),
+      ),
+    );
+    expect(bought.map((decision) => decision.kind)).toEqual(Array(20).fill("created"));
+    // The first alone, to an idle database; the other 19 together.
+    expect(transactions).toEqual(["committed", "committed"]);
+  });
+
   it("after a batch, a lone buyer goes once the gathering window has passed", async () => {
     const sale = freshIds();
     await createSale(pool, { ...sale, units: 5 });

@@ -31,7 +31,9 @@ interface Waiting {
  * with some units but fewer than them are decided one by one after their batch, so every outcome stays exact.
  * The number waiting is bounded by the reservations Redis handed out. Right after a SKU's batch, its
  * next one gathers for up to `gatherMs` (or until full): the buyers just answered come back as a burst,
- * and the first of them must not go alone with the rest queued behind.
+ * and the first of them must not go alone with the rest queued behind. And while one of this instance's
+ * transactions runs, a new batch gathers for up to `gatherMs` too (or until full): a buyer goes at once
+ * only to an idle database.
  */
 export function createDecisionBatcher(deps: {
   pool: Pool;
@@ -140,8 +142,27 @@ export function createDecisionBatcher(deps: {
     }
   }
 
+  let gathering: NodeJS.Timeout | undefined;
+  /**
+   * While a transaction of this instance runs, the database is busy: the next batch gathers the buyers of
+   * free SKUs until the first of them has waited `gatherMs` (or `maxBatch` wait), so that a catalogue's
+   * buyers share a transaction rather than each taking one of the slots.
+   */
+  function stillGathering(): boolean {
+    if (running === 0 || gatherMs <= 0 || waiting.length >= maxBatch) return false;
+    const first = waiting.find((buyer) => !busy.has(buyer.sku));
+    const left = first ? first.since + gatherMs - performance.now() : 0;
+    if (left <= 0) return false;
+    gathering ??= setTimeout(() => {
+      gathering = undefined;
+      pump();
+    }, left);
+    return true;
+  }
+
   function pump() {
     while (running < maxConcurrent && waiting.length > 0) {
+      if (stillGathering()) return;
       const batch = nextBatch();
       if (batch.length === 0) return;
       running += 1;
