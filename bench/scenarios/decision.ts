@@ -92,7 +92,7 @@ async function flashgateDecision(pool: Pool, buyers: PurchaseInput[]): Promise<n
   return decisions.filter((decision) => decision?.kind === "created").length;
 }
 
-export interface DecisionCase {
+interface DecisionCase {
   name: string;
   skus: number;
   buyersPerTransaction: number;
@@ -100,7 +100,7 @@ export interface DecisionCase {
   atOnce: number;
 }
 
-export const decisionCases: DecisionCase[] = [
+const decisionCases: DecisionCase[] = [
   { name: "one SKU, 1 buyer per tx, 2 at once", skus: 1, buyersPerTransaction: 1, atOnce: 2 },
   { name: "one SKU, 10 buyers per tx", skus: 1, buyersPerTransaction: 10, atOnce: 1 },
   { name: "one SKU, 50 buyers per tx", skus: 1, buyersPerTransaction: 50, atOnce: 1 },
@@ -108,7 +108,7 @@ export const decisionCases: DecisionCase[] = [
   { name: "1,000 SKUs (Zipf), 10 buyers per tx, 4 at once", skus: 1000, buyersPerTransaction: 10, atOnce: 4 },
 ];
 
-export interface DecisionRow {
+interface DecisionRow {
   engine: DatabaseEngine;
   case: string;
   design: "flashgate" | "floor";

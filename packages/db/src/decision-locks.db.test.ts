@@ -160,7 +160,10 @@ describe(`a decision locks only what it decides (${testEngine})`, () => {
       [...skuIds]
         .sort(() => Math.random() - 0.5)
         .slice(0, 4)
-        .map((skuId) => buyer(skuId, (user += 1)));
+        .map((skuId) => {
+          user += 1;
+          return buyer(skuId, user);
+        });
     const lanes = await Promise.all(
       Array.from({ length: 8 }, async () => {
         const decided: (string | undefined)[] = [];

@@ -41,7 +41,6 @@ export { createPool, warmPool } from "./pool.ts";
 export {
   DecisionConflictError,
   findReplay,
-  newOrderId,
   OutcomeUnknownError,
   type PurchaseDecision,
   type PurchaseInput,

@@ -350,7 +350,7 @@ type Decisions = Map<PurchaseInput, PurchaseDecision | undefined>;
  * A refusal that holds for a SKU's every new buyer: unknown, not open, no unit left — or `undefined`
  * for some units but fewer than its buyers, whom the caller decides one by one.
  */
-function refusal({ skus, open }: { skus: Map<number, LockedSku>; open: boolean }, skuId: number) {
+function refusal({ skus, open }: Locked, skuId: number) {
   const sku = skus.get(skuId);
   if (!sku) return { kind: "unknown_sku" } as const;
   if (!open) return { kind: "not_open" } as const;
