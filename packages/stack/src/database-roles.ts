@@ -8,7 +8,7 @@ import {
   primaryNode,
   recordPrimary,
   replicated,
-} from "./components/database.ts";
+} from "./components/database-nodes.ts";
 import { fence, routeTo } from "./components/database-proxy.ts";
 import { followPrimary } from "./components/database-replication.ts";
 import type { StackContext } from "./context.ts";

@@ -5,13 +5,8 @@ import { ConnectError, connectClient, isRunning, readConnectorFile } from "@flas
 import { appDbUser, databaseName, dbaDbUser, debeziumDbUser, migrate } from "@flashgate/db";
 import { appComponent } from "./components/app.ts";
 import { connectUrl, connectWorker } from "./components/connect.ts";
-import {
-  adminConnection,
-  databaseNode,
-  databaseNodes,
-  primaryNode,
-  replicated,
-} from "./components/database.ts";
+import { databaseNode } from "./components/database.ts";
+import { adminConnection, databaseNodes, primaryNode, replicated } from "./components/database-nodes.ts";
 import { databaseProxy } from "./components/database-proxy.ts";
 import { kafkaBootstrap, kafkaBroker } from "./components/kafka.ts";
 import { redisNode, redisUrl } from "./components/redis.ts";

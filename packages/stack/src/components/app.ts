@@ -7,7 +7,7 @@ import { startDaemon, tailLog } from "../processes.ts";
 import { instanceName, instancePort } from "../topology.ts";
 import { waitFor } from "../wait.ts";
 import { connectUrl } from "./connect.ts";
-import { databaseNodePort, databaseNodes, replicated } from "./database.ts";
+import { databaseNodePort, databaseNodes, replicated } from "./database-nodes.ts";
 import { kafkaBootstrap } from "./kafka.ts";
 import { redisUrl } from "./redis.ts";
 

@@ -6,7 +6,7 @@ import { isPortOpen } from "../net.ts";
 import { sbinPath } from "../prerequisites.ts";
 import { startDaemon, tailLog } from "../processes.ts";
 import { StackError, waitFor } from "../wait.ts";
-import { databaseNodeName, databaseNodePort, databaseNodes, primaryNode } from "./database.ts";
+import { databaseNodeName, databaseNodePort, databaseNodes, primaryNode } from "./database-nodes.ts";
 
 /**
  * The database's one endpoint on a replicated stack (HAProxy, on FLASHGATE_DB_PORT): the apps and the

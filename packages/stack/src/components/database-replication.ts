@@ -1,7 +1,7 @@
 import { type ReplicaStatus, readReplicaStatus } from "@flashgate/db";
 import type { StackContext } from "../context.ts";
 import { StackError, waitFor } from "../wait.ts";
-import { adminConnection, databaseNodeName, databaseNodePort, primaryNode } from "./database.ts";
+import { adminConnection, databaseNodeName, databaseNodePort, primaryNode } from "./database-nodes.ts";
 
 /** The account a replica reads its primary's binlog with. */
 const replicationUser = "flashgate_replication";

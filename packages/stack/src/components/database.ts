@@ -3,7 +3,7 @@ import { randomInt } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
-import mysql, { type Connection, type RowDataPacket } from "mysql2/promise";
+import type { Connection, RowDataPacket } from "mysql2/promise";
 import type { DatabaseEngine } from "../config.ts";
 import type { Component, StackContext } from "../context.ts";
 import { withJarsLock } from "../jars-lock.ts";
@@ -11,8 +11,17 @@ import type { StackPaths } from "../paths.ts";
 import { sbinPath } from "../prerequisites.ts";
 import { startDaemon, tailLog } from "../processes.ts";
 import type { StepProgress } from "../progress.ts";
-import { instancePort } from "../topology.ts";
 import { StackError, waitFor } from "../wait.ts";
+import {
+  adminConnection,
+  databaseDataDir,
+  databaseNodeName,
+  databaseNodePort,
+  nodeSuffix,
+  primaryNode,
+  replicated,
+  socketPath,
+} from "./database-nodes.ts";
 import { followPrimary, replicaState } from "./database-replication.ts";
 
 /** What differs between the engines: where the server comes from, how a data dir is made, its own flags. */
@@ -105,59 +114,6 @@ const engines: Record<DatabaseEngine, Engine> = {
 };
 
 /**
- * The cluster topology on MySQL runs the database as production does past one node: a primary and a
- * GTID replica behind one endpoint (database-proxy.ts). MariaDB stays a single server.
- */
-export const replicated = (ctx: StackContext) =>
-  ctx.config.FLASHGATE_TOPOLOGY === "cluster" && ctx.config.FLASHGATE_DB === "mysql";
-
-/** The database's servers: node 0 alone, or nodes 0 and 1. */
-export const databaseNodes = (ctx: StackContext) => (replicated(ctx) ? [0, 1] : [0]);
-
-export const databaseNodeName = (ctx: StackContext, node: number) =>
-  replicated(ctx) ? `database-${node + 1}` : "database";
-
-/** A replicated node listens 100·(node + 1) above FLASHGATE_DB_PORT, where the proxy answers for the primary. */
-export const databaseNodePort = (ctx: StackContext, node: number) =>
-  replicated(ctx) ? instancePort(ctx.config.FLASHGATE_DB_PORT, node + 1) : ctx.config.FLASHGATE_DB_PORT;
-
-const suffix = (node: number) => (node ? `-${node + 1}` : "");
-export const databaseDataDir = (ctx: StackContext, node: number) =>
-  join(ctx.paths.home, `${ctx.config.FLASHGATE_DB}${suffix(node)}`);
-const socketPath = (ctx: StackContext, node: number) =>
-  join(ctx.paths.home, `${ctx.config.FLASHGATE_DB}${suffix(node)}.sock`);
-
-/** Which node is the primary: recorded in the home, so a switchover outlives every restart. */
-export function primaryNode(ctx: StackContext): number {
-  if (!replicated(ctx) || !existsSync(ctx.paths.databasePrimary)) return 0;
-  const node = Number(readFileSync(ctx.paths.databasePrimary, "utf8").trim());
-  return databaseNodes(ctx).includes(node) ? node : 0;
-}
-
-export const recordPrimary = (ctx: StackContext, node: number) =>
-  writeFileSync(ctx.paths.databasePrimary, `${node}\n`);
-
-/** Root on a node of the stack's database, the primary unless told otherwise. */
-export function adminConnection(
-  ctx: StackContext,
-  password: string = ctx.secrets.databaseRootPassword,
-  node: number = primaryNode(ctx),
-): Promise<Connection> {
-  // The stack's own server through its socket; one in a container (the test stack's
-  // FLASHGATE_TEST_STACK=containers) through its published port, where root may log in from anywhere.
-  const socket = socketPath(ctx, node);
-  return mysql.createConnection({
-    ...(existsSync(socket)
-      ? { socketPath: socket }
-      : { host: "127.0.0.1", port: databaseNodePort(ctx, node) }),
-    user: "root",
-    password,
-    multipleStatements: false,
-    connectTimeout: 2000,
-  });
-}
-
-/**
  * Fresh data dirs come up with a password-less root; the first start gives it the local secret. Each
  * node's root is its own: the change is kept out of the binlog, so a replica holds no transaction of
  * its own that its primary lacks.
@@ -208,7 +164,7 @@ export function databaseNode(ctx: StackContext, node: number): Component {
           throw new StackError(`${init.command} failed: ${(result.stderr || result.stdout).slice(-2000)}`);
         renameSync(fresh, dataDir);
       }
-      const errorLog = join(ctx.paths.logs, `${ctx.config.FLASHGATE_DB}${suffix(node)}-error.log`);
+      const errorLog = join(ctx.paths.logs, `${ctx.config.FLASHGATE_DB}${nodeSuffix(node)}-error.log`);
       const daemon = startDaemon(
         {
           name,
