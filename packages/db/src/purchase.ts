@@ -388,12 +388,18 @@ async function decideLean(pool: Pool, batch: PurchaseInput[]): Promise<Decisions
     );
   if (unsold.length === 0) return decisions;
   const keys = ordersUnderKeys(unsold);
-  const [[orders, holders, window]] = (await pool.query(
-    `${keys.sql};
+  // After the commit: a failure here leaves what was sold unanswered, as a connection lost around
+  // COMMIT would — an unknown outcome, the reservations kept, the same key retried gets the truth.
+  const [[orders, holders, window]] = (await pool
+    .query(
+      `${keys.sql};
 SELECT user_id, sku_id FROM sale_order WHERE activity_id = ? AND closed_seq = 0 AND (${unsold.map(() => "(sku_id = ? AND user_id = ?)").join(" OR ")});
 SELECT MAX(NOW(3) >= starts_at AND NOW(3) < ends_at) AS open FROM activity WHERE id = ?`,
-    [...keys.params, activityId, ...unsold.flatMap((input) => [input.skuId, input.userId]), activityId],
-  )) as unknown as [[OrderRow[], RowDataPacket[], RowDataPacket[]]];
+      [...keys.params, activityId, ...unsold.flatMap((input) => [input.skuId, input.userId]), activityId],
+    )
+    .catch((error: unknown) => {
+      throw new OutcomeUnknownError(`decided, then not read back: ${(error as Error).message}`);
+    })) as unknown as [[OrderRow[], RowDataPacket[], RowDataPacket[]]];
   const open = done.inserted > 0 || Number(window[0]?.open) === 1;
   const byKey = new Map(orders.map((row) => [`${row.user_id}/${row.request_id}`, row]));
   const holding = new Set(holders.map((row) => `${row.user_id}@${row.sku_id}`));
