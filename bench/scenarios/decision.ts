@@ -3,6 +3,7 @@ import {
   adminConnection,
   appEnv,
   type DatabaseEngine,
+  databaseEngines,
   down,
   readPid,
   type StackContext,
@@ -14,6 +15,7 @@ import {
 import { freePort } from "@flashgate/testkit";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { databaseFacts } from "../lib/env.ts";
+import { percentile } from "../lib/load.ts";
 import { createCatalogue } from "../lib/sale.ts";
 import { cpuMsOf } from "../lib/systems.ts";
 import { demand } from "./catalogue.ts";
@@ -25,11 +27,11 @@ import { demand } from "./catalogue.ts";
  * clustered key, the two unique keys every design needs (one purchase per user and key, one live purchase
  * per user and SKU), the expiry index, and no trigger.
  */
-const leanSchema = [
-  `CREATE TABLE IF NOT EXISTS bench_lean_stock (
+const floorSchema = [
+  `CREATE TABLE IF NOT EXISTS bench_floor_stock (
      activity_id BIGINT NOT NULL, sku_id BIGINT NOT NULL, available INT NOT NULL,
      price_cents BIGINT NOT NULL, currency CHAR(3) NOT NULL, PRIMARY KEY (activity_id, sku_id)) ENGINE=InnoDB`,
-  `CREATE TABLE IF NOT EXISTS bench_lean_order (
+  `CREATE TABLE IF NOT EXISTS bench_floor_order (
      id BIGINT AUTO_INCREMENT PRIMARY KEY,
      request_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
      activity_id BIGINT NOT NULL, sku_id BIGINT NOT NULL, user_id BIGINT NOT NULL,
@@ -41,7 +43,7 @@ const leanSchema = [
      KEY pending_expiry (state, expires_at)) ENGINE=InnoDB`,
 ];
 
-async function leanDecision(pool: Pool, buyers: PurchaseInput[]): Promise<number> {
+async function floorDecision(pool: Pool, buyers: PurchaseInput[]): Promise<number> {
   const { activityId } = buyers[0];
   const demand = new Map<number, number>();
   for (const buyer of buyers) demand.set(buyer.skuId, (demand.get(buyer.skuId) ?? 0) + 1);
@@ -49,7 +51,7 @@ async function leanDecision(pool: Pool, buyers: PurchaseInput[]): Promise<number
   const connection = await pool.getConnection();
   try {
     const [results] = (await connection.query(
-      `START TRANSACTION; SELECT sku_id, available, price_cents, currency FROM bench_lean_stock
+      `START TRANSACTION; SELECT sku_id, available, price_cents, currency FROM bench_floor_stock
         WHERE activity_id = ? AND sku_id IN (${skus.map(() => "?").join(", ")}) ORDER BY sku_id FOR UPDATE`,
       [activityId, ...skus],
     )) as unknown as [unknown[]];
@@ -61,13 +63,13 @@ async function leanDecision(pool: Pool, buyers: PurchaseInput[]): Promise<number
     const statements = [
       ...(sold.length > 0
         ? [
-            `INSERT INTO bench_lean_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at) VALUES ${sold
+            `INSERT INTO bench_floor_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at) VALUES ${sold
               .map(() => "(?, ?, ?, ?, 'PENDING', ?, ?, NOW(3), NOW(3) + INTERVAL 900 SECOND)")
               .join(", ")}`,
           ]
         : []),
       ...soldSkus.map(
-        () => "UPDATE bench_lean_stock SET available = available - ? WHERE activity_id = ? AND sku_id = ?",
+        () => "UPDATE bench_floor_stock SET available = available - ? WHERE activity_id = ? AND sku_id = ?",
       ),
       "COMMIT",
     ];
@@ -137,7 +139,7 @@ async function runCase(
   if (design === "flashgate") await createCatalogue(pool, activityId, testCase.skus, units);
   else
     await pool.query(
-      `INSERT INTO bench_lean_stock (activity_id, sku_id, available, price_cents, currency) VALUES ${Array.from(
+      `INSERT INTO bench_floor_stock (activity_id, sku_id, available, price_cents, currency) VALUES ${Array.from(
         { length: testCase.skus },
         (_, i) => `(${activityId}, ${i + 1}, ${units}, 1000, 'EUR')`,
       ).join(", ")}`,
@@ -146,7 +148,7 @@ async function runCase(
   const { skuOf } = demand({ skus: testCase.skus, zipf: 1.1, requests: 100_000, users: 1 });
   let drawn = 0;
   const sku = () => skuOf[drawn++ % skuOf.length];
-  const decide = design === "flashgate" ? flashgateDecision : leanDecision;
+  const decide = design === "flashgate" ? flashgateDecision : floorDecision;
   const batch = (): PurchaseInput[] => {
     // A batch holds one buyer per user; in the catalogue, each SKU drawn by its demand.
     const skuId = sku();
@@ -221,11 +223,11 @@ export async function decisionScenario(
           "SELECT CURRENT_USER() AS name, DATABASE() AS db",
         );
         const [user, host] = String(account.name).split("@");
-        for (const statement of leanSchema)
+        for (const statement of floorSchema)
           await admin.query(
             statement.replaceAll("TABLE IF NOT EXISTS ", `TABLE IF NOT EXISTS ${account.db}.`),
           );
-        for (const table of ["bench_lean_stock", "bench_lean_order"])
+        for (const table of ["bench_floor_stock", "bench_floor_order"])
           await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${account.db}.${table} TO ?@?`, [
             user,
             host,
@@ -270,15 +272,18 @@ function decisionRatios(result: DecisionResult) {
   return ratios;
 }
 
-const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
 /** The goal: ≤ 1.25× the floor in every case, on each engine (its worst case's median over the rounds). */
 export function decisionGoals(result: DecisionResult | undefined) {
   const ratios = result ? decisionRatios(result) : new Map<string, number[]>();
-  return (["mysql", "mariadb"] as const).map((engine) => {
+  return databaseEngines.map((engine) => {
     const cases = [...ratios]
       .filter(([key]) => key.startsWith(`${engine}\t`))
-      .map(([, values]) => medianOf(values));
+      .map(([, values]) =>
+        percentile(
+          [...values].sort((a, b) => a - b),
+          50,
+        ),
+      );
     return {
       what: `decision (${engine}): flashgate ÷ the floor, mysqld CPU per transaction, its worst case`,
       values: cases.length ? [Math.max(...cases)] : [],

@@ -126,8 +126,7 @@ const orderInsert = (columns: string) =>
  */
 function leanBatch(inputs: PurchaseInput[]) {
   const { activityId, skus, where } = batchSkus(inputs);
-  const demand = new Map<number, number>();
-  for (const input of inputs) demand.set(input.skuId, (demand.get(input.skuId) ?? 0) + 1);
+  const demand = buyersPerSku(inputs);
   const orderIds = inputs.map(() => newOrderId());
   /** Each SKU's first order of this batch: inserted exactly when all of the SKU's are. */
   const firstOrder = new Map<number, string>();
@@ -318,7 +317,7 @@ export async function placeOrders(
   // One buyer per user and key, and per user and SKU: a second would conflict with the first's insert.
   const seenKeys = new Set<string>();
   const batch = inputs.filter((input) => {
-    const [key, sku] = [`${input.userId}/${input.requestId}`, `${input.userId}@${input.skuId}`];
+    const [key, sku] = [purchaseKey(input.userId, input.requestId), `${input.userId}@${input.skuId}`];
     if (seenKeys.has(key) || seenKeys.has(sku)) return false;
     seenKeys.add(key).add(sku);
     return true;
@@ -346,6 +345,22 @@ export async function placeOrders(
 
 type Decisions = Map<PurchaseInput, PurchaseDecision | undefined>;
 
+/** How many of the buyers want each SKU. */
+function buyersPerSku(inputs: PurchaseInput[]): Map<number, number> {
+  const demand = new Map<number, number>();
+  for (const input of inputs) demand.set(input.skuId, (demand.get(input.skuId) ?? 0) + 1);
+  return demand;
+}
+
+/** The condition the INSERT and the UPDATE applied: the window open, the SKU's row holding all its buyers. */
+function sells({ skus, open }: Locked, demand: Map<number, number>, skuId: number): LockedSku | undefined {
+  const sku = skus.get(skuId);
+  return open && sku !== undefined && sku.available >= (demand.get(skuId) ?? 0) ? sku : undefined;
+}
+
+/** A user's purchase under a key: what the idempotency key makes unique. */
+const purchaseKey = (userId: unknown, requestId: unknown) => `${userId}/${requestId}`;
+
 /**
  * A refusal that holds for a SKU's every new buyer: unknown, not open, no unit left — or `undefined`
  * for some units but fewer than its buyers, whom the caller decides one by one.
@@ -368,12 +383,7 @@ async function decideLean(pool: Pool, batch: PurchaseInput[]): Promise<Decisions
   const { sql, params, read, demand } = leanBatch(batch);
   const done = await decideOnConnection(pool, sql, params, read);
   // Something inserted: the window was open, and every SKU whose row held its buyers sold to all of them.
-  const sold = (skuId: number) => {
-    const sku = done.skus.get(skuId);
-    return done.inserted > 0 && sku !== undefined && sku.available >= (demand.get(skuId) ?? 0)
-      ? sku
-      : undefined;
-  };
+  const sold = (skuId: number) => sells({ skus: done.skus, open: done.inserted > 0 }, demand, skuId);
   const decisions: Decisions = new Map();
   const unsold: PurchaseInput[] = [];
   for (const [i, input] of batch.entries()) {
@@ -401,10 +411,10 @@ SELECT MAX(NOW(3) >= starts_at AND NOW(3) < ends_at) AS open FROM activity WHERE
       throw new OutcomeUnknownError(`decided, then not read back: ${(error as Error).message}`);
     })) as unknown as [[OrderRow[], RowDataPacket[], RowDataPacket[]]];
   const open = done.inserted > 0 || Number(window[0]?.open) === 1;
-  const byKey = new Map(orders.map((row) => [`${row.user_id}/${row.request_id}`, row]));
+  const byKey = new Map(orders.map((row) => [purchaseKey(row.user_id, row.request_id), row]));
   const holding = new Set(holders.map((row) => `${row.user_id}@${row.sku_id}`));
   for (const input of unsold) {
-    const row = byKey.get(`${input.userId}/${input.requestId}`);
+    const row = byKey.get(purchaseKey(input.userId, input.requestId));
     if (row) decisions.set(input, sameBuyer(toOrder(row), input));
     else if (holding.has(`${Number(input.userId)}@${input.skuId}`))
       decisions.set(input, { kind: "already_purchased" });
@@ -417,16 +427,13 @@ SELECT MAX(NOW(3) >= starts_at AND NOW(3) < ends_at) AS open FROM activity WHERE
 async function decideCarefully(pool: Pool, batch: PurchaseInput[]): Promise<Decisions> {
   const { sql, params, read } = carefulBatch(batch);
   const { skus, open, fresh, orders } = await decideOnConnection(pool, sql, params, read);
-  const demand = new Map<number, number>();
-  for (const [i, input] of batch.entries())
-    if (fresh.has(i)) demand.set(input.skuId, (demand.get(input.skuId) ?? 0) + 1);
-  // The condition the INSERT and the UPDATE applied, from the rows as locked.
-  const sold = (skuId: number) => open && (skus.get(skuId)?.available ?? 0) >= (demand.get(skuId) ?? 0);
-  const byKey = new Map(orders.map((row) => [`${row.user_id}/${row.request_id}`, row]));
+  const demand = buyersPerSku(batch.filter((_, i) => fresh.has(i)));
+  const byKey = new Map(orders.map((row) => [purchaseKey(row.user_id, row.request_id), row]));
   const answer = (input: PurchaseInput, isNew: boolean): PurchaseDecision | undefined => {
-    const row = byKey.get(`${input.userId}/${input.requestId}`);
+    const row = byKey.get(purchaseKey(input.userId, input.requestId));
     if (!isNew) return row ? sameBuyer(toOrder(row), input) : { kind: "already_purchased" };
-    if (sold(input.skuId)) return { kind: "created", order: committedOrder(row, input) };
+    if (sells({ skus, open }, demand, input.skuId))
+      return { kind: "created", order: committedOrder(row, input) };
     return refusal({ skus, open }, input.skuId);
   };
   return new Map(batch.map((input, i) => [input, answer(input, fresh.has(i))]));
