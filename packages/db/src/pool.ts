@@ -1,9 +1,9 @@
 import mysql, { type Pool, type PoolOptions } from "mysql2/promise";
 
 /**
- * How long a flashgate statement waits for a row lock (MySQL's default is 50 s). Shorter than any client
- * timeout on a decision, so that a statement the client gave up on has given up too, and cannot commit
- * after its buyer was told the outcome is unknown.
+ * How long a flashgate statement waits for a row lock (MySQL's default is 50 s): a contended decision
+ * fails fast and is retried. One decision can wait more than once, so its client's timeout does not
+ * rely on this: it kills what it gave up on (purchase.ts).
  */
 export const lockWaitTimeoutS = 3;
 

@@ -1,18 +1,23 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { adminConnection } from "@flashgate/stack";
 import {
+  addSkus,
   createSale,
+  eventually,
   failureOf,
   fastDatabaseUrl,
   fastTierContext,
   freshIds,
   type SaleFixture,
   skuInDatabase,
+  untilLockWait,
 } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appDbUser } from "./accounts.ts";
 import { closeAllExpiredOrders, closeOrder } from "./lifecycle.ts";
-import { findOrder } from "./orders.ts";
-import { createPool } from "./pool.ts";
+import { findOrder, findPurchase } from "./orders.ts";
+import { createPool, lockWaitTimeoutS } from "./pool.ts";
 import { DecisionConflictError, type PurchaseDecision, placeOrder, placeOrders } from "./purchase.ts";
 
 describe("the purchase decision in SQL, on the database alone", () => {
@@ -298,30 +303,74 @@ describe("the purchase decision in SQL, on the database alone", () => {
     expect(ledger).toMatchObject({ available: 1, pending: 1, closed: 1 });
   });
 
-  it("a decision kept waiting on a locked stock row gives up inside its own timeout: no statement is left waiting to commit later", async () => {
+  it("a decision kept waiting on a locked stock row is given up as a conflict: nothing left waiting, nothing sold", async () => {
     const { ids, buy } = await sale(3);
     const holder = await pool.getConnection();
-    const admin = await adminConnection(fastTierContext());
     try {
       await holder.query("START TRANSACTION");
       await holder.query("SELECT * FROM sale_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE", [
         ids.activityId,
         ids.skuId,
       ]);
-      const failure = await failureOf(buy(1));
-      expect(failure).toBeInstanceOf(Error);
       // Run again while the row stayed locked, then given up on as a conflict, not a database down.
-      expect(failure).toBeInstanceOf(DecisionConflictError);
-      // Whatever the client was told, the server must not still be waiting to run (and commit) it.
-      const [waiting] = await admin.query(
-        "SELECT COUNT(*) AS n FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'",
-      );
-      expect(Number((waiting as { n: number }[])[0].n)).toBe(0);
+      expect(await failureOf(buy(1))).toBeInstanceOf(DecisionConflictError);
+      await untilNoDecisionRuns();
     } finally {
       await holder.query("ROLLBACK");
       holder.release();
-      await admin.end();
     }
     expect((await skuInDatabase(pool, ids.activityId, ids.skuId)).available).toBe(3);
   }, 30_000);
+
+  it("a decision its client gave up on (two lock waits outlast its timeout) never commits afterwards", async () => {
+    const { ids } = await sale(3);
+    await addSkus(pool, ids.activityId, [{ skuId: ids.skuId + 1, units: 3 }]);
+    const buyer = { ...ids, userId: "1", requestId: `k-${ids.activityId}-waits` };
+    const stockHolder = await pool.getConnection();
+    const keyHolder = await pool.getConnection();
+    try {
+      await stockHolder.query("START TRANSACTION");
+      await stockHolder.query("SELECT * FROM sale_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE", [
+        ids.activityId,
+        ids.skuId,
+      ]);
+      // The buyer's key, taken by a transaction still open on another SKU: the decision's insert waits on it.
+      await keyHolder.query("START TRANSACTION");
+      await keyHolder.query(
+        "INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at) VALUES (?, ?, ?, 1, 'PENDING', 1, 'EUR', NOW(3), NOW(3))",
+        [buyer.requestId, ids.activityId, ids.skuId + 1],
+      );
+      const decision = failureOf(placeOrder(pool, buyer));
+      await untilLockWait("FOR UPDATE");
+      // Most of the first lock wait spent on the stock row, the rest of the client's time on the key.
+      await sleep((lockWaitTimeoutS - 0.5) * 1000);
+      await stockHolder.query("COMMIT");
+      expect(await decision).toBeInstanceOf(Error);
+      await keyHolder.query("ROLLBACK");
+      await untilNoDecisionRuns();
+    } finally {
+      for (const connection of [stockHolder, keyHolder]) {
+        await connection.query("ROLLBACK");
+        connection.release();
+      }
+    }
+    expect(await findPurchase(pool, buyer.userId, buyer.requestId)).toBeUndefined();
+    expect((await skuInDatabase(pool, ids.activityId, ids.skuId)).available).toBe(3);
+  }, 30_000);
+
+  /** Until no statement of the apps' account runs: what the server still runs may yet commit. */
+  const untilNoDecisionRuns = async () => {
+    const admin = await adminConnection(fastTierContext());
+    try {
+      await eventually(async () => {
+        const [running] = await admin.query(
+          "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE USER = ? AND COMMAND <> 'Sleep'",
+          [appDbUser],
+        );
+        expect(Number((running as { n: number }[])[0].n)).toBe(0);
+      });
+    } finally {
+      await admin.end();
+    }
+  };
 });

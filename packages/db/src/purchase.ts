@@ -272,8 +272,14 @@ const ordersUnderKeys = (inputs: PurchaseInput[]) => ({
   params: inputs.flatMap((input) => [input.userId, input.requestId]),
 });
 
-/** The lock wait ends first (and rolls the statement back): a timed-out decision never commits later. */
+/**
+ * How long a decision's round trip may take. One round trip can wait for a lock more than once (the stock
+ * rows, then a key another transaction is inserting) or for a table's metadata lock, so the server can
+ * still be running it when this ends: the client then kills it (endOnServer) before answering.
+ */
 const decideTimeoutMs = (lockWaitTimeoutS + 2) * 1000;
+/** How long the killed decision's connection may take to go; past it, the outcome stays open. */
+const killedGoneMs = 5_000;
 
 /**
  * A batch that lost a lock conflict (a deadlock, a lock wait timeout) or met a key committed since it
@@ -458,19 +464,43 @@ async function decideOnConnection<T>(
         unknown[],
       ];
     } catch (error) {
-      if (!isConnectionLoss(error)) await connection.query("ROLLBACK");
+      if (isTimeout(error)) await endOnServer(pool, connection.threadId);
+      else if (!isConnectionLoss(error)) await connection.query("ROLLBACK");
       throw error;
     }
     return committed(results);
   } catch (error) {
     if (isConnectionLoss(error)) {
-      // The COMMIT may or may not have run.
+      // The COMMIT may or may not have run (but after a timeout, it will not run later).
       connection.destroy();
       throw new OutcomeUnknownError((error as Error).message);
     }
     throw error;
   } finally {
     connection.release();
+  }
+}
+
+const isTimeout = (error: unknown) => (error as { code?: string }).code === "PROTOCOL_SEQUENCE_TIMEOUT";
+
+/**
+ * Ends on the server a decision its client stopped waiting for: the client's timeout only drops the
+ * connection, and the server would go on — past a lock wait, to its COMMIT — after the buyers were told
+ * the outcome is unknown. Killed, its transaction rolls back unless its COMMIT already ran; once its
+ * connection is gone the outcome is settled either way. An account sees and kills its own connections.
+ */
+async function endOnServer(pool: Pool, threadId: number): Promise<void> {
+  try {
+    await pool.query("KILL ?", [threadId]).catch(() => {});
+    for (const deadline = Date.now() + killedGoneMs; Date.now() < deadline; await setTimeout(20)) {
+      const [rows] = await pool.query<RowDataPacket[]>(
+        "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE ID = ?",
+        [threadId],
+      );
+      if (Number(rows[0].n) === 0) return;
+    }
+  } catch {
+    // The database went away too: the outcome stays unknown, as for any connection lost.
   }
 }
 
