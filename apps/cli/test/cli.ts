@@ -3,6 +3,9 @@ import { join } from "node:path";
 import { repoRoot } from "@flashgate/stack";
 import { stackEnv } from "@flashgate/testkit";
 
+/** The installed `flashgate` command's entry point. */
+export const flashgateBin = join(repoRoot, "apps", "cli", "bin", "flashgate.js");
+
 type Result = { code: number; stdout: string; stderr: string };
 
 const run =
@@ -11,7 +14,7 @@ const run =
     new Promise((resolve) => {
       execFile(
         process.execPath,
-        [join(repoRoot, "apps", "cli", "bin", "flashgate.js"), ...args],
+        [flashgateBin, ...args],
         { env: { ...process.env, ...stackEnv(), ...env }, timeout: 180_000 },
         (error, stdout, stderr) =>
           resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { flashgate } from "./cli.ts";
 
 interface Summary {
+  restock: { units: number; sold: number; firstSoldAfterMs: number | null };
   answers: Record<string, number>;
   orders: number;
   paid: number;
@@ -27,7 +28,7 @@ describe("flashgate demo", () => {
     await api?.close();
   });
 
-  it("runs a sale through the API with a restock and a closure mid-sale; MySQL and Redis agree after", async () => {
+  it("runs a sale through the API with a restock and a closure mid-sale, the restock sold through CDC before it ends; MySQL and Redis agree after", async () => {
     const result = await flashgate(
       "demo",
       ...[
@@ -48,6 +49,9 @@ describe("flashgate demo", () => {
     expect(result.stderr).toMatch(/\d+ requests, \d+\/s — sold \d+, sold out \d+/);
     expect(result.stderr).toMatch(/mid-sale: \+10 units on SKU 1 by raw SQL, order \S+ closed/);
     const summary = JSON.parse(result.stdout) as Summary;
+    // SKU 1 was sold out when the DBA restocked it: its restocked units reached buyers through CDC.
+    expect(summary.restock.sold).toBeGreaterThanOrEqual(10);
+    expect(summary.restock.firstSoldAfterMs).toBeGreaterThan(0);
     expect(summary.answers["201"]).toBe(summary.orders);
     expect(summary.answers.SOLD_OUT).toBeGreaterThan(0);
     expect(summary.paid).toBe(Math.ceil(summary.orders / 2));

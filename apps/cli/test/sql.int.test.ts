@@ -1,6 +1,8 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createPool, dbaDbUser, placeOrder } from "@flashgate/db";
 import { adminConnection } from "@flashgate/stack";
 import {
   type AppProcess,
@@ -11,12 +13,13 @@ import {
   expectConverged,
   freshIds,
   skuInDatabase,
+  stackEnv,
   startMaintainer,
   testContext,
 } from "@flashgate/testkit";
 import type { RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { flashgate } from "./cli.ts";
+import { flashgate, flashgateBin } from "./cli.ts";
 
 describe("flashgate sql: the DBA's seat", () => {
   const c = clients();
@@ -93,6 +96,51 @@ COMMIT;
     });
     await expectConverged(c, sale.activityId, sale.skuId);
     expect(await cachedAvailable(c.redis, sale.activityId, sale.skuId)).toBe(11);
+  });
+
+  it("a DBA's closure left open in a transaction locks the orders it closed, not the SKU's range: its buyers still buy", async () => {
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 5 });
+    await c.pool.query(
+      `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+       VALUES (?, ?, ?, 7, 'PENDING', 1999, 'EUR', NOW(3), NOW(3) + INTERVAL 15 MINUTE)`,
+      [`dba-open-${sale.activityId}`, sale.activityId, sale.skuId],
+    );
+    const dba = spawn(process.execPath, [flashgateBin, "sql"], {
+      env: { ...process.env, ...stackEnv() },
+      stdio: ["pipe", "ignore", "inherit"],
+    });
+    const exited = new Promise((resolve) => dba.once("exit", resolve));
+    const admin = await adminConnection(testContext());
+    try {
+      dba.stdin.write(`START TRANSACTION;
+UPDATE sale_order SET state = 'CLOSED' WHERE activity_id = ${sale.activityId} AND sku_id = ${sale.skuId} AND state = 'PENDING';
+`);
+      await eventually(async () => {
+        const [[open]] = await admin.query<RowDataPacket[]>(
+          `SELECT COUNT(*) AS n FROM information_schema.innodb_trx t
+             JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
+            WHERE p.USER = ? AND t.trx_rows_modified = 1`,
+          [dbaDbUser],
+        );
+        expect(Number(open.n)).toBe(1);
+      });
+      const buyer = { ...sale, userId: "8", requestId: `dba-open-buyer-${sale.activityId}` };
+      const decisions = createPool(stackEnv().DATABASE_URL, { connectionLimit: 1, multipleStatements: true });
+      try {
+        expect((await placeOrder(decisions, buyer)).kind).toBe("created");
+      } finally {
+        await decisions.end();
+      }
+    } finally {
+      dba.stdin.end("ROLLBACK;\n");
+      await exited;
+      await admin.end();
+    }
+    expect(await skuInDatabase(c.pool, sale.activityId, sale.skuId)).toMatchObject({
+      available: 4,
+      pending: 2,
+    });
   });
 
   it("stamps times in UTC, as the apps do, on a server whose own time zone is not", async () => {

@@ -91,17 +91,18 @@ export const appliedWatermarkKey = "fg:watermark";
  * FAILED connector are gated (`restartGate`, set for the wait before the next one) and counted
  * (`restarts`, forgotten once it has been RUNNING, as first seen at `runningSince`, for a while);
  * `reposition:<offset hash>` holds off a second reset of the same lost position by another instance;
- * `resetting` marks a reset under way (the connector stopped by it) and `resetter` is its maintainer's
- * lease, its short-lived proof of life (renewed and released only by the holder of its token), so that a
- * reset whose maintainer died is finished by another.
+ * `resetting` marks a reset or a GTID trim under way (the connector stopped by it) and `resetter` is its
+ * maintainer's lease, its short-lived proof of life (renewed and released only by the holder of its
+ * token), so that a reset whose maintainer died is finished by another; the two share a slot, so the mark
+ * is set only by the lease's holder.
  */
 export const cdcKeys = {
   restartGate: "fg:cdc:restart-gate",
   restarts: "fg:cdc:restarts",
   runningSince: "fg:cdc:running-since",
   reposition: (offsetHash: string) => `fg:cdc:reposition:${offsetHash}`,
-  resetting: "fg:cdc:resetting",
-  resetter: "fg:cdc:resetter",
+  resetting: "fg:cdc:{reset}:resetting",
+  resetter: "fg:cdc:{reset}:resetter",
   /** Commit time (ms) of the newest heartbeat row applied: how current CDC's view of MySQL is. */
   heartbeatApplied: "fg:cdc:heartbeat-applied",
   /** When (ms) a maintainer last applied a batch of CDC records: the stream moving, however far behind. */

@@ -15,7 +15,8 @@ describe("a lease that knows its holder, on Redis alone", () => {
   afterAll(() => redis.disconnect());
   const keys = () => {
     const id = `${process.pid}-${Date.now()}-${Math.random()}`;
-    return { lease: `test:lease:${id}`, mark: `test:lease-mark:${id}` };
+    // One slot for both, as a lease and its marks must share (leaseKeys).
+    return { lease: `test:{lease-${id}}:lease`, mark: `test:{lease-${id}}:mark` };
   };
 
   it("is held by one holder at a time, and free again once released", async () => {
@@ -28,16 +29,18 @@ describe("a lease that knows its holder, on Redis alone", () => {
     expect(await takeLease(redis, lease, 10_000)).toBeDefined();
   });
 
-  it("a holder stalled past the lease's life neither renews nor releases what the next holder took", async () => {
+  it("a holder stalled past the lease's life neither renews, marks nor releases what the next holder took", async () => {
     const { lease, mark } = keys();
     const stalled = await takeLease(redis, lease, 200);
-    await stalled?.mark(mark);
+    expect(await stalled?.mark(mark)).toBe(true);
     stall(300);
     const next = await takeLease(redis, lease, 10_000);
     expect(next).toBeDefined();
-    await next?.mark(mark);
+    expect(await next?.mark(mark)).toBe(true);
 
     expect(await stalled?.renew()).toBe(false);
+    expect(await stalled?.mark(mark)).toBe(false);
+    expect(await redis.get(mark)).toBe(next?.token);
     await stalled?.release();
 
     expect(await redis.get(lease)).toBe(next?.token);

@@ -10,8 +10,11 @@ export interface Lease {
   readonly token: string;
   /** True while this holder still holds it (the life starts again from now). */
   renew(): Promise<boolean>;
-  /** Sets a mark that only this holder's `release` removes (a flag that outlives the lease). */
-  mark(key: string): Promise<void>;
+  /**
+   * Sets a mark that only this holder's `release` removes (a flag that outlives the lease), while this
+   * holder still holds the lease (false if not). A mark shares the lease's slot: one hash tag.
+   */
+  mark(key: string): Promise<boolean>;
   /** Ends the lease and this holder's marks; what another holder took stays. */
   release(): Promise<void>;
 }
@@ -30,7 +33,7 @@ export async function takeLease(
     renew: async () => Number(await redis.fgLeaseRenew(key, token, lifeMs)) === 1,
     mark: async (mark) => {
       marks.push(mark);
-      await redis.set(mark, token);
+      return Number(await redis.fgLeaseMark(key, mark, token)) === 1;
     },
     release: async () => {
       for (const held of [...marks, key]) await redis.fgLeaseRelease(held, token);

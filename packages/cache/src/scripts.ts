@@ -14,6 +14,7 @@ const definitions = {
   fgActivity: { numberOfKeys: 3, lua: lua("activity") },
   fgLeaseRenew: { numberOfKeys: 1, lua: lua("lease-renew") },
   fgLeaseRelease: { numberOfKeys: 1, lua: lua("lease-release") },
+  fgLeaseMark: { numberOfKeys: 2, lua: lua("lease-mark") },
 } as const;
 
 type ScriptName = keyof typeof definitions;

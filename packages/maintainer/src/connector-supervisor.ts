@@ -107,16 +107,32 @@ export function createConnectorSupervisor(deps: {
       "the connector's GTID set holds transactions a failover lost; taking them out of it, so it streams on from where it was",
     );
     await recordIncident(redis, { kind: "cdc-lost-commits-trimmed", connector, lost: trim.lost });
-    await connect.alterSourceOffset(connector, (stored) => ({ ...stored, gtids: trim.trimmed }));
+    // Stopped for the trim as for a reset: a maintainer killed meanwhile leaves the mark, and the next
+    // finishes it as a reset (the connector streams from now, the rebuild loads what it skipped).
+    await whileStopping(() =>
+      connect.alterSourceOffset(connector, (stored) => ({ ...stored, gtids: trim.trimmed })),
+    );
     return true;
   }
 
-  /**
-   * Stops the connector, deletes its offsets and resumes it, with a mark that outlives this process: a
-   * maintainer killed while the connector stands stopped by it leaves the mark and no proof of life,
-   * and the next supervisor to look finishes the reset (nobody else would start a stopped connector).
-   */
+  /** Stops the connector, deletes its offsets and resumes it (see whileStopping). */
   async function resetOffsets(): Promise<void> {
+    await whileStopping(async () => {
+      await connect.resetOffsets(connector);
+      // The connector streams on from the server's position now, with no snapshot (snapshot.mode
+      // no_data): what committed before that, since its lost position, comes from MySQL.
+      await redis.hset(binlogSourceKey, "reset-rebuild", "pending");
+      await redis.del(cdcKeys.historyReset);
+    });
+  }
+
+  /**
+   * Runs work that stops the connector and resumes it, under a lease and with a mark that outlives this
+   * process: a maintainer killed while the connector stands stopped by it leaves the mark and no proof
+   * of life, and the next supervisor to look finishes it with a reset (nobody else would start a stopped
+   * connector). Nothing runs while another maintainer holds the lease.
+   */
+  async function whileStopping(work: () => Promise<void>): Promise<void> {
     const lease = await takeLease(redis, cdcKeys.resetter, 3 * resetterRenewMs);
     if (!lease) return;
     let lapsed = false;
@@ -127,12 +143,7 @@ export function createConnectorSupervisor(deps: {
       logger.warn({ connector }, "this maintainer's reset lease lapsed; another may finish the reset");
     }, resetterRenewMs);
     try {
-      await lease.mark(cdcKeys.resetting);
-      await connect.resetOffsets(connector);
-      // The connector streams on from the server's position now, with no snapshot (snapshot.mode
-      // no_data): what committed before that, since its lost position, comes from MySQL.
-      await redis.hset(binlogSourceKey, "reset-rebuild", "pending");
-      await redis.del(cdcKeys.historyReset);
+      if (await lease.mark(cdcKeys.resetting)) await work();
     } finally {
       clearInterval(renew);
       await lease.release();

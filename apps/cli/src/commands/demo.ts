@@ -21,6 +21,9 @@ interface DemoOptions {
   json?: boolean;
 }
 
+/** Units a DBA adds to SKU 1 by raw SQL mid-sale. */
+const restockUnits = 10;
+
 /** What each buyer of the storm was told, counted as the live progress line shows it. */
 function tally() {
   const answers = new Map<string, number>();
@@ -87,38 +90,60 @@ async function runDemo(
     let next = 0;
     let midSale: Promise<void> | undefined;
     const firstUser = activityId * 1000;
+    /** SKU 1's units beyond its first stock: the raw-SQL restock's (and the closed order's), sold once CDC has carried them to the cache. */
+    const restock = { units: restockUnits, at: 0, sold: 0, firstSoldAfterMs: null as number | null };
+    let soldOfFirst = 0;
+    const buy = async (i: number, skuId: number) => {
+      const client = createClient({
+        baseUrl: apiUrl,
+        token: signJwt(secrets.authJwtSecret, { sub: String(firstUser + i), exp }),
+      });
+      try {
+        const { order } = await client.purchase({ activityId, skuId });
+        orders.push(order);
+        counts.add("201");
+        if (skuId === 1 && ++soldOfFirst > options.units) {
+          restock.sold = soldOfFirst - options.units;
+          restock.firstSoldAfterMs ??= Date.now() - restock.at;
+        }
+        return true;
+      } catch (error) {
+        counts.add(error instanceof ApiProblem ? error.code : "network");
+        return false;
+      }
+    };
     const buyer = async () => {
       for (let i = next++; i < options.buyers; i = next++) {
         if (i === Math.floor(options.buyers / 2))
           midSale = (async () => {
             // A DBA's restock in raw SQL, and a closure by the back-office: both reach Redis by CDC.
             await pool.query(
-              "UPDATE sale_stock SET available = available + 10 WHERE activity_id = ? AND sku_id = 1",
-              [activityId],
+              "UPDATE sale_stock SET available = available + ? WHERE activity_id = ? AND sku_id = 1",
+              [restockUnits, activityId],
             );
+            restock.at = Date.now();
             const closable = orders.find((order) => order.state === "PENDING");
             if (closable) await admin.admin.closeOrder(closable.orderId);
             progress(
-              `mid-sale: +10 units on SKU 1 by raw SQL${closable ? `, order ${closable.orderId} closed` : ""}`,
+              `mid-sale: +${restockUnits} units on SKU 1 by raw SQL${closable ? `, order ${closable.orderId} closed` : ""}`,
             );
           })();
-        const userId = firstUser + i;
-        const client = createClient({
-          baseUrl: apiUrl,
-          token: signJwt(secrets.authJwtSecret, { sub: String(userId), exp }),
-        });
-        try {
-          const { order } = await client.purchase({ activityId, skuId: skuIds[i % skuIds.length] });
-          orders.push(order);
-          counts.add("201");
-        } catch (error) {
-          counts.add(error instanceof ApiProblem ? error.code : "network");
-        }
+        await buy(i, skuIds[i % skuIds.length]);
       }
+    };
+    /**
+     * The crowd's last buyers can be answered before CDC has carried the restock to the cache: more come
+     * for SKU 1 (a pause after each refusal) until the restocked units are sold, 30 s at most.
+     */
+    const lateBuyer = async (deadline: number) => {
+      while (restock.sold < restockUnits && Date.now() < deadline)
+        if (!(await buy(next++, 1))) await new Promise((resolve) => setTimeout(resolve, 20));
     };
     const ticker = setInterval(() => progress(counts.line()), 250);
     await Promise.all(Array.from({ length: options.concurrency }, buyer));
     await midSale;
+    const deadline = Date.now() + 30_000;
+    await Promise.all(Array.from({ length: options.concurrency }, () => lateBuyer(deadline)));
     clearInterval(ticker);
     progress(counts.line());
 
@@ -163,6 +188,7 @@ async function runDemo(
     }
     return {
       activityId,
+      restock: { units: restock.units, sold: restock.sold, firstSoldAfterMs: restock.firstSoldAfterMs },
       answers: Object.fromEntries(counts.answers),
       orders: orders.length,
       paid: paid.length,
@@ -200,6 +226,10 @@ export function registerDemoCommand(program: Command) {
         process.stdout.write(
           `  SKU ${sku.skuId}: supply ${sku.database?.supply}, available ${sku.database?.available} (cache ${sku.cacheAvailable}), pending ${sku.database?.pending}, paid ${sku.database?.paid}, closed ${sku.database?.closed} — ${sku.verdict}\n`,
         );
+      const { restock } = summary;
+      process.stdout.write(
+        `restock: +${restock.units} units on SKU 1 by raw SQL mid-sale, ${restock.sold} sold${restock.firstSoldAfterMs === null ? "" : `, the first ${restock.firstSoldAfterMs} ms after its COMMIT (CDC to the cache)`}\n`,
+      );
       process.stdout.write(`answers: ${JSON.stringify(summary.answers)}\n`);
       process.stdout.write(`dashboard: http://127.0.0.1:${ctx.config.FLASHGATE_DASHBOARD_PORT}\n`);
     });

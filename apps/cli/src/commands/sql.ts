@@ -3,6 +3,7 @@ import { mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { databaseName, dbaDbUser } from "@flashgate/db";
+import type { DatabaseEngine } from "@flashgate/stack";
 import type { Command } from "commander";
 import { localStack } from "../local-stack.ts";
 
@@ -13,6 +14,16 @@ const clientCommand = (StackError: new (message: string) => Error) => {
     throw new StackError("no SQL client: install one with: apt-get install -y default-mysql-client");
   return found;
 };
+
+/**
+ * The DBA's session, in one statement (the client runs one on connecting). UTC, as the apps stamp and read
+ * times (updated_at, a sale's window), whatever the server's own zone. READ COMMITTED with a short lock
+ * wait, as the apps' sessions: a transaction a DBA leaves open locks the rows it changed, not the ranges
+ * around them (REPEATABLE READ's next-key locks on `by_sku` held every new order of the SKU, and so its
+ * stock row, until buyers were refused as contended). MariaDB 10 names the isolation `tx_isolation`.
+ */
+const dbaSession = (engine: DatabaseEngine) =>
+  `SET time_zone = '+00:00', SESSION ${engine === "mariadb" ? "tx_isolation" : "transaction_isolation"} = 'READ-COMMITTED', SESSION innodb_lock_wait_timeout = 5`;
 
 export function registerSqlCommand(program: Command) {
   program
@@ -37,9 +48,7 @@ export function registerSqlCommand(program: Command) {
           `user=${dbaDbUser}`,
           `password=${ctx.secrets.dbaDbPassword}`,
           `database=${databaseName}`,
-          // The apps stamp and read times in UTC (updated_at, a sale's window); a DBA's NOW() must too,
-          // whatever the server's own zone.
-          "init-command=SET time_zone = '+00:00'",
+          `init-command=${dbaSession(ctx.config.FLASHGATE_DB)}`,
           "",
         ].join("\n"),
       );

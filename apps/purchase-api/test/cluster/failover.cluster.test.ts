@@ -66,6 +66,8 @@ describe("the cluster topology during a sale", () => {
    */
   const probe = freshIds();
   const probeSkus = Array.from({ length: 12 }, (_, i) => probe.skuId * 100 + i);
+  /** The connector's stored GTID set right after the failover that lost commits: it holds them. */
+  let offsetAfterFailover = "";
   const probeAvailable = () =>
     Promise.all(probeSkus.map((skuId) => cachedAvailable(redis, probe.activityId, skuId)));
 
@@ -436,6 +438,7 @@ describe("the cluster topology during a sale", () => {
     // set holding the lost transactions, which the new primary lacks: the maintainers take them out of it,
     // and the connector streams on from where it was — no reset of its position, no snapshot.
     const connect = connectClient(`http://127.0.0.1:${env.FLASHGATE_CONNECT_PORT}`);
+    offsetAfterFailover = String((await connect.sourceOffset("flashgate-sale"))?.gtids ?? "");
     const repositionsBefore = await repositions();
     const restartedAt = Date.now();
     await connect.restart("flashgate-sale", false);
@@ -471,6 +474,38 @@ describe("the cluster topology during a sale", () => {
       (c) => c.table === "sale_order" && c.op === "c",
     ).length;
   });
+
+  it("kill -9 both cache-maintainers while the connector stands stopped for a GTID trim: the next to start finishes it", async () => {
+    expect(offsetAfterFailover, "the stored GTID set the failover left (the test before)").toBeTruthy();
+    const connect = connectClient(`http://127.0.0.1:${env.FLASHGATE_CONNECT_PORT}`);
+    // The connector's offset as the failover left it (as an operator restoring a backup of it would):
+    // it holds the lost transactions again, its start refuses it, and a maintainer stops it to trim it.
+    await connect.alterSourceOffset("flashgate-sale", (stored) => ({
+      ...stored,
+      gtids: offsetAfterFailover,
+    }));
+    await eventually(
+      async () => expect((await connect.status("flashgate-sale")).connector.state).not.toBe("STOPPED"),
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    await eventually(
+      async () => expect((await connect.status("flashgate-sale")).connector.state).toBe("STOPPED"),
+      { timeoutMs: 90_000, intervalMs: 20 },
+    );
+    const at = kill("cache-maintainer-1");
+    kill("cache-maintainer-2");
+    await up(ctx);
+    await eventually(
+      async () => {
+        expect((await connect.status("flashgate-sale")).tasks[0]?.state).toBe("RUNNING");
+        expect(Number(await redis.get(cdcKeys.heartbeatApplied))).toBeGreaterThan(at);
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    await cdcRecoveryMs(at);
+    recovery["database failover"]["maintainers killed mid-trim, streaming again after (ms)"] =
+      Date.now() - at;
+  }, 600_000);
 
   /**
    * After a failover that lost commits: every buyer still ends with an answer, the new primary sold
