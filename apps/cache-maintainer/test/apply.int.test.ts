@@ -5,11 +5,13 @@ import {
   cachedAvailable,
   clients,
   createSale,
+  dbaConnection,
   eventually,
   expectConverged,
   freshIds,
   stackEnv,
   startMaintainer,
+  testContext,
 } from "@flashgate/testkit";
 import { type ApiHarness, soldOutSale, startApi } from "@flashgate/testkit/purchase-api";
 import { Consumer, Producer, stringDeserializers, stringSerializers } from "@platformatic/kafka";
@@ -108,10 +110,12 @@ describe("cache-maintainer applies every committed change", () => {
     const sale = freshIds();
     await createSale(c.pool, { ...sale, units: 4 });
     await expectConverged(c, sale.activityId, sale.skuId);
-    await c.pool.query("DELETE FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [
+    const dba = await dbaConnection(testContext());
+    await dba.query("DELETE FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [
       sale.activityId,
       sale.skuId,
     ]);
+    await dba.end();
     const keys = skuKeys(sale.activityId, sale.skuId);
     await eventually(async () => expect(await c.redis.exists(keys.sku, keys.reservations)).toBe(0));
   });

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createJwtVerifier } from "@flashgate/auth";
+import { createJwksVerifier, createJwtVerifier, type TokenVerifier } from "@flashgate/auth";
 import type { FlashgateRedis, RedisClient } from "@flashgate/cache";
 import type { Logger } from "@flashgate/logger";
 import {
@@ -70,7 +70,13 @@ export function createApp(deps: AppDeps) {
     observer: purchaseObserver(metrics, logger),
   });
   const claimRules = { issuer: config.JWT_ISSUER, audience: config.JWT_AUDIENCE };
-  const verifyUser = createJwtVerifier(config.AUTH_JWT_SECRET, claimRules);
+  const verifyUser: TokenVerifier = config.AUTH_JWKS_URL
+    ? createJwksVerifier({
+        url: config.AUTH_JWKS_URL,
+        issuer: String(config.JWT_ISSUER),
+        audience: String(config.JWT_AUDIENCE),
+      })
+    : createJwtVerifier(config.AUTH_JWT_SECRET, claimRules);
   const verifyAdmin = createJwtVerifier(config.ADMIN_JWT_SECRET, claimRules);
 
   const app = new Hono<AppEnv>();

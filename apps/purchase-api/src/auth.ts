@@ -1,4 +1,11 @@
-import { isId, JwtError, type JwtVerifier } from "@flashgate/auth";
+import {
+  isId,
+  JwksUnavailableError,
+  type JwtClaims,
+  JwtError,
+  type JwtVerifier,
+  type TokenVerifier,
+} from "@flashgate/auth";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env.ts";
 import { ApiError } from "./problem.ts";
@@ -8,26 +15,39 @@ function bearer(header: string | undefined): string {
   return header.slice(7).trim();
 }
 
-function verified(verify: JwtVerifier, token: string) {
-  try {
-    return verify(token);
-  } catch (error) {
-    if (error instanceof JwtError) throw new ApiError("UNAUTHORIZED", error.message);
-    throw error;
-  }
+/** A bad token is a 401; the identity provider's keys out of reach are a 503, not the caller's fault. */
+function asApiError(error: unknown): never {
+  if (error instanceof JwtError) throw new ApiError("UNAUTHORIZED", error.message);
+  if (error instanceof JwksUnavailableError) throw new ApiError("UNAVAILABLE", error.message);
+  throw error;
 }
 
-/** Storefront callers: HS256 JWT whose sub is the numeric user id; every order is bound to it. */
-export function authenticateUser(verify: JwtVerifier, authorization: string | undefined): string {
-  const claims = verified(verify, bearer(authorization));
+function userOf(claims: JwtClaims): string {
   if (!isId(claims.sub)) throw new ApiError("UNAUTHORIZED", "invalid token: sub is not a user id");
   return claims.sub;
 }
 
+/**
+ * Storefront callers: a JWT whose sub is the numeric user id; every order is bound to it. At once when
+ * the verifier answers at once (the shared secret, a token seen before), else once its key is at hand.
+ */
+export function authenticateUser(
+  verify: TokenVerifier,
+  authorization: string | undefined,
+): string | Promise<string> {
+  let claims: JwtClaims | Promise<JwtClaims>;
+  try {
+    claims = verify(bearer(authorization));
+  } catch (error) {
+    asApiError(error);
+  }
+  return claims instanceof Promise ? claims.then(userOf, asApiError) : userOf(claims);
+}
+
 export const requireUser =
-  (verify: JwtVerifier): MiddlewareHandler<AppEnv> =>
+  (verify: TokenVerifier): MiddlewareHandler<AppEnv> =>
   async (c, next) => {
-    c.set("userId", authenticateUser(verify, c.req.header("authorization")));
+    c.set("userId", await authenticateUser(verify, c.req.header("authorization")));
     await next();
   };
 
@@ -36,15 +56,17 @@ export const requireUser =
  * recognised and refused with 403, so a user learns they are authenticated but not allowed.
  */
 export const requireAdmin =
-  (verifyAdmin: JwtVerifier, verifyUser: JwtVerifier): MiddlewareHandler<AppEnv> =>
+  (verifyAdmin: JwtVerifier, verifyUser: TokenVerifier): MiddlewareHandler<AppEnv> =>
   async (c, next) => {
     const token = bearer(c.req.header("authorization"));
-    let claims: ReturnType<JwtVerifier>;
+    let claims: JwtClaims;
     try {
       claims = verifyAdmin(token);
     } catch (error) {
       if (!(error instanceof JwtError)) throw error;
-      if (error.reason === "signature" && isValid(verifyUser, token))
+      // Another key's signature, or another algorithm (the identity provider's): perhaps a storefront token.
+      const another = error.reason === "signature" || error.reason === "algorithm";
+      if (another && (await isValid(verifyUser, token)))
         throw new ApiError("FORBIDDEN", "an admin token is required");
       throw new ApiError("UNAUTHORIZED", error.message);
     }
@@ -53,9 +75,9 @@ export const requireAdmin =
     await next();
   };
 
-const isValid = (verify: JwtVerifier, token: string) => {
+const isValid = async (verify: TokenVerifier, token: string) => {
   try {
-    verify(token);
+    await verify(token);
     return true;
   } catch {
     return false;

@@ -5,7 +5,11 @@ const purchaseApiConfigSchema = z
   .object({
     ...appFields(defaultPorts.purchaseApi),
     ...databaseFields,
+    // Storefront tokens: signed with this shared secret (HS256; the local stack mints with it), or, when
+    // AUTH_JWKS_URL is set, by the storefront's identity provider, whose key set it publishes (RS256,
+    // ES256, EdDSA; JWT_ISSUER and JWT_AUDIENCE then required).
     AUTH_JWT_SECRET: secret(),
+    AUTH_JWKS_URL: z.url().optional(),
     ADMIN_JWT_SECRET: secret(),
     PAYMENT_WEBHOOK_SECRET: secret(),
     // When set, every token (storefront and back-office) must carry this iss, and this aud.
@@ -30,6 +34,15 @@ const purchaseApiConfigSchema = z
     // One client may not hold them all; raise it behind a proxy, whose address every client shares.
     HTTP_MAX_CONNECTIONS_PER_ADDRESS: int(1_000),
   })
+  .refine(
+    (config) =>
+      config.AUTH_JWKS_URL === undefined ||
+      (config.JWT_ISSUER !== undefined && config.JWT_AUDIENCE !== undefined),
+    {
+      path: ["AUTH_JWKS_URL"],
+      message: "needs JWT_ISSUER and JWT_AUDIENCE: an identity provider serves more than flashgate",
+    },
+  )
   // One secret for both would let any storefront token pass as a back-office one.
   .refine((config) => config.AUTH_JWT_SECRET !== config.ADMIN_JWT_SECRET, {
     path: ["ADMIN_JWT_SECRET"],

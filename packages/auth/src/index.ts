@@ -1,5 +1,13 @@
 export { idPattern, isId, isRequestId, parseId, requestIdPattern } from "./ids.ts";
-export { createJwtVerifier, type JwtClaims, JwtError, type JwtVerifier, signJwt } from "./jwt.ts";
+export { createJwksVerifier, JwksUnavailableError } from "./jwks.ts";
+export {
+  createJwtVerifier,
+  type JwtClaims,
+  JwtError,
+  type JwtVerifier,
+  signJwt,
+  type TokenVerifier,
+} from "./jwt.ts";
 export {
   readSignatureHeader,
   type SignatureFailure,

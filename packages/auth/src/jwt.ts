@@ -126,3 +126,11 @@ export function createJwtVerifier(secret: string, options: JwtVerifierOptions = 
 }
 
 export type JwtVerifier = ReturnType<typeof createJwtVerifier>;
+
+/**
+ * A storefront token's verifier: the shared secret's (HS256, answered at once) or the identity
+ * provider's key set (createJwksVerifier: at once for a token seen before, else once its key is at hand).
+ */
+export type TokenVerifier = ((token: string, nowS?: number) => JwtClaims | Promise<JwtClaims>) & {
+  cachedBytes(): number;
+};

@@ -9,6 +9,8 @@ export const serverErrors = {
   noSuchTableGrant: 1147,
   /** ER_TABLEACCESS_DENIED_ERROR: the user may not do this to this table. */
   tableAccessDenied: 1142,
+  /** ER_SPECIFIC_ACCESS_DENIED_ERROR: the statement needs a privilege the user lacks (RELOAD, SUPER…). */
+  specificAccessDenied: 1227,
   duplicateKey: 1062,
   parse: 1064,
   lockWaitTimeout: 1205,

@@ -1,5 +1,5 @@
-import { createSale, fastDatabaseUrl, freshIds } from "@flashgate/testkit";
-import mysql, { type Pool, type RowDataPacket } from "mysql2/promise";
+import { createSale, dbaConnection, fastDatabaseUrl, fastTierContext, freshIds } from "@flashgate/testkit";
+import type { Pool, RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeAllExpiredOrders, closeExpiredOrders, type PaymentEvent, recordPayment } from "./lifecycle.ts";
 import { findOrder, type SoldOutSnapshot, soldOutBuyers } from "./orders.ts";
@@ -207,7 +207,7 @@ describe("an order's life after the purchase, on the database alone", () => {
     expect(first?.buyers).toEqual(new Map([["7", key(7)]]));
     expect(await soldOutBuyers(pool, ids.activityId, ids.skuId, first ?? undefined)).toBe(first);
     // A DBA's session, which knows nothing of flashgate's: an order inserted without touching the stock row.
-    const dba = await mysql.createConnection(fastDatabaseUrl());
+    const dba = await dbaConnection(fastTierContext());
     const renewed = async (known: SoldOutSnapshot | null | undefined) => {
       const next = await soldOutBuyers(pool, ids.activityId, ids.skuId, known ?? undefined);
       expect(next).not.toBe(known);

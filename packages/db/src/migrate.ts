@@ -61,11 +61,21 @@ async function ensureUsers(admin: Connection, { database, appUser, debeziumUser,
     }
   }
   // Debezium reads the binlog and the sale database's tables (the schema at a reset, an operator's
-  // incremental snapshot), nothing else; REPLICATION CLIENT is BINLOG MONITOR on MariaDB.
+  // incremental snapshot), nothing else; REPLICATION CLIENT is BINLOG MONITOR on MariaDB. Its schema
+  // snapshot flushes and read-locks the tables: on MySQL with FLUSH_TABLES, not RELOAD, with which it
+  // could RESET MASTER (the GTID history gone, the replica broken); MariaDB has no narrower privilege.
   await admin.query(
-    "GRANT RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO ?@'%'",
+    "GRANT SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO ?@'%'",
     [debeziumUser.name],
   );
+  const [[server]] = await admin.query<RowDataPacket[]>("SELECT VERSION() AS version");
+  if (String(server.version).includes("MariaDB")) {
+    await admin.query("GRANT RELOAD ON *.* TO ?@'%'", [debeziumUser.name]);
+  } else {
+    await admin.query("GRANT FLUSH_TABLES ON *.* TO ?@'%'", [debeziumUser.name]);
+    // An earlier version granted RELOAD.
+    await revokeIfGranted(admin, "REVOKE RELOAD ON *.* FROM ?@'%'", [debeziumUser.name]);
+  }
   // An earlier version granted SELECT on every database, mysql.* included.
   await revokeIfGranted(admin, "REVOKE SELECT ON *.* FROM ?@'%'", [debeziumUser.name]);
   await admin.query(`GRANT SELECT ON \`${database}\`.* TO ?@'%'`, [debeziumUser.name]);
@@ -81,6 +91,27 @@ async function revokeIfGranted(admin: Connection, statement: string, values: str
 
 /** What a DBA may not touch: the migrations' bookkeeping, the CDC probe's row and Debezium's signals. */
 const notForDbas = ["schema_migrations", "cdc_heartbeat", "debezium_signal"];
+/**
+ * What the apps' account may do to each table (the rest: nothing). No DELETE anywhere: flashgate never
+ * deletes a row (orders are closed, not removed). The stock ledger and payment events are audit trails,
+ * a line added and never rewritten; a lost change is a finding, recorded once. The orders' version is
+ * the triggers' alone (they run as their definer); the migrations' bookkeeping and Debezium's signals
+ * are not the apps'.
+ */
+const forApps: Record<string, string> = {
+  activity: "SELECT, INSERT, UPDATE",
+  sale_stock: "SELECT, INSERT, UPDATE",
+  sale_order: "SELECT, INSERT, UPDATE",
+  stock_ledger: "SELECT, INSERT",
+  payment_event: "SELECT, INSERT",
+  sku_orders_version: "SELECT",
+  cdc_heartbeat: "SELECT, INSERT, UPDATE",
+  lost_change: "SELECT, INSERT",
+};
+/** What an earlier version granted the apps beyond `forApps`, taken back from a deployment it ran on. */
+const beyondApps = (privileges: string) =>
+  ["SELECT", "INSERT", "UPDATE", "DELETE"].filter((privilege) => !privileges.includes(privilege));
+
 /**
  * What a DBA reads but never rewrites: the stock ledger is an audit trail (a line may be added), a
  * payment event the provider's record (a deleted one would let a replayed event apply again), and the
@@ -102,23 +133,31 @@ async function grantTablePrivileges(
   await admin.query("GRANT REPLICATION CLIENT ON *.* TO ?@'%'", [appUser.name]);
   // The CDC fallback's cursor waits for the oldest open transaction (information_schema.innodb_trx).
   await admin.query("GRANT PROCESS ON *.* TO ?@'%'", [appUser.name]);
-  // Every table but the signal table, which only operators write (a signal makes Debezium re-read tables).
   // An earlier version granted the whole database.
   await revokeIfGranted(admin, `REVOKE SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.* FROM ?@'%'`, [
     appUser.name,
   ]);
+  // Granted before what is taken back, so a deployment's running apps never lack what they use.
+  for (const [name, privileges] of Object.entries(forApps))
+    await admin.query(`GRANT ${privileges} ON \`${database}\`.\`${name}\` TO ?@'%'`, [appUser.name]);
   const [tables] = await admin.query<RowDataPacket[]>(
     "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ? AND table_name <> 'debezium_signal'",
     [database],
   );
+  const names = tables.map(({ name }) => String(name));
+  for (const name of names) {
+    const extra = beyondApps(forApps[name] ?? "");
+    if (extra.length)
+      await revokeIfGranted(admin, `REVOKE ${extra.join(", ")} ON \`${database}\`.\`${name}\` FROM ?@'%'`, [
+        appUser.name,
+      ]);
+  }
   const grantRows = async (user: string, names: string[]) => {
     for (const name of names)
       await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.\`${name}\` TO ?@'%'`, [
         user,
       ]);
   };
-  const names = tables.map(({ name }) => String(name));
-  await grantRows(appUser.name, names);
   if (dbaUser) {
     await grantRows(
       dbaUser.name,

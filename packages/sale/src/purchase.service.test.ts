@@ -10,9 +10,11 @@ import {
 import { closeOrder, createPool } from "@flashgate/db";
 import {
   createSale,
+  dbaConnection,
   eventually,
   fastDatabaseUrl,
   fastRedisUrl,
+  fastTierContext,
   freshIds,
   openSkuLoad,
   skuInDatabase,
@@ -304,10 +306,12 @@ describe("the purchase service across Redis and the database (no CDC: the tests 
     expect(await purchases.purchase(closing.request(1))).toEqual(refusals.notOpen);
     expect(await closing.reservations()).toBe(0);
     const gone = await sale(5);
-    await pool.query("DELETE FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [
+    const dba = await dbaConnection(fastTierContext());
+    await dba.query("DELETE FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [
       gone.ids.activityId,
       gone.ids.skuId,
     ]);
+    await dba.end();
     expect(await purchases.purchase(gone.request(1))).toEqual(refusals.unknownSku);
     expect(await gone.reservations()).toBe(0);
   });

@@ -189,6 +189,15 @@ export async function registerConnector(ctx: StackContext) {
     step.waiting("restarting what had FAILED");
     await client.restart(connector.name, true);
   }
+  // Stopped or paused is left as it stands: an operator's, or a reset or GTID trim whose maintainer died,
+  // which the cache-maintainers started next finish (waiting for RUNNING here would never end).
+  const held = status?.connector.state;
+  if (held === "STOPPED" || held === "PAUSED") {
+    step.done(
+      `${changed ? "registered" : "unchanged"}, ${held}: left so for its operator or the cache-maintainers`,
+    );
+    return;
+  }
   try {
     await client.waitUntil(connector.name, isRunning, {
       failedGraceMs: failed || changed ? 30_000 : 0,

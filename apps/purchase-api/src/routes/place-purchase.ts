@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isRequestId, type JwtVerifier } from "@flashgate/auth";
+import { isRequestId, type TokenVerifier } from "@flashgate/auth";
 import type { Logger } from "@flashgate/logger";
 import { type PurchaseResult, type PurchaseService, refusalCodes } from "@flashgate/sale";
 import { z } from "zod";
@@ -69,7 +69,7 @@ function resultReply(result: PurchaseResult, traceId: string): Reply {
  */
 export function placePurchaseHandler(deps: {
   purchases: PurchaseService;
-  verifyUser: JwtVerifier;
+  verifyUser: TokenVerifier;
   metrics: Metrics;
   logger: Logger;
 }) {
@@ -93,7 +93,7 @@ export function placePurchaseHandler(deps: {
         errorReply(error, traceId, (err) => logger.error({ err, traceId, path: route }, "unhandled error")),
       );
 
-    let userId: string;
+    let userId: string | Promise<string>;
     let requestId: string;
     try {
       userId = authenticateUser(verifyUser, incoming.headers.authorization);
@@ -105,8 +105,9 @@ export function placePurchaseHandler(deps: {
       fail(error);
       return;
     }
-    readBody(incoming)
-      .then((raw) => purchases.purchase({ requestId, userId, ...parseJson(raw, purchaseBody) }))
+    // Together, so that a token refused while the body is read is never a rejection left unhandled.
+    Promise.all([userId, readBody(incoming)])
+      .then(([user, raw]) => purchases.purchase({ requestId, userId: user, ...parseJson(raw, purchaseBody) }))
       .then((result) => {
         admitted(result.kind).inc();
         send(resultReply(result, traceId));
