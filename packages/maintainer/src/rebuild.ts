@@ -8,6 +8,7 @@ import {
   rebuildQueueKey,
   skuKeys,
   skuRef,
+  takeLease,
 } from "@flashgate/cache";
 import { binlogPosition } from "@flashgate/cdc";
 import { liveSkus, readBinlogSource } from "@flashgate/db";
@@ -35,8 +36,11 @@ interface Isolated {
 
 const retryBaseMs = 500;
 const retryMaxMs = 60_000;
-/** Longer than a lost-commit check may read (lost-commits.ts): a maintainer that died holding it frees it. */
-const lostCommitCheckHoldMs = 150_000;
+/**
+ * The lost-commit check's lease, renewed while it reads: one maintainer checks at a time, one that died
+ * holding it frees it this soon, and a check stalled past it neither renews nor frees another's.
+ */
+const lostCommitCheckLeaseMs = 30_000;
 
 /**
  * Detects lost Redis data (FLUSHALL, a restart without persistence) by the epoch key the maintainer
@@ -188,13 +192,16 @@ export function createRebuilder(deps: {
   async function checkLostCommits(): Promise<void> {
     const seenAt = await redis.hget(binlogSourceKey, "lost-commit-check");
     if (!seenAt || !deps.findLostCommits) return;
-    if ((await redis.set(cdcKeys.lostCommitCheck, "1", "PX", lostCommitCheckHoldMs, "NX")) !== "OK") return;
+    const lease = await takeLease(redis, cdcKeys.lostCommitCheck, lostCommitCheckLeaseMs);
+    if (!lease) return;
+    const renew = setInterval(() => lease.renew().catch(() => false), lostCommitCheckLeaseMs / 3);
     try {
       await deps.findLostCommits(Number(seenAt));
       if ((await redis.hget(binlogSourceKey, "lost-commit-check")) === seenAt)
         await redis.hdel(binlogSourceKey, "lost-commit-check");
     } finally {
-      await redis.del(cdcKeys.lostCommitCheck);
+      clearInterval(renew);
+      await lease.release();
     }
   }
 
