@@ -1,4 +1,6 @@
+import { setTimeout } from "node:timers/promises";
 import { createLogger } from "@flashgate/logger";
+import { eventually } from "@flashgate/testkit";
 import { describe, expect, it } from "vitest";
 import { createOffsetCommits } from "./offset-commits.ts";
 
@@ -53,18 +55,70 @@ describe("offset commits after a batch is applied", () => {
   it("never waits on a commit that cannot settle: a replaced consumer's records are dropped, a silent commit times out", async () => {
     const committed: string[] = [];
     const record = records(committed, new Set());
-    const replaced = record("sale", 1, 50n);
-    const commits = createOffsetCommits(logger, { timeoutMs: 50, live: (r) => r !== replaced });
+    const replaced = new Set<unknown>();
+    const commits = createOffsetCommits(logger, { timeoutMs: 50, live: (r) => !replaced.has(r) });
     // A commit nobody answers (a closed connection that queues it).
     const never = () => new Promise<void>(() => {});
-    replaced.commit = never;
-    await commits.commit([replaced]);
+    const gone = { ...record("sale", 1, 50n), commit: never };
+    replaced.add(gone);
+    await commits.commit([gone]);
     expect(commits.owed()).toBe(0);
-    await commits.commit([{ ...record("sale", 4, 8n), commit: never }, record("sale", 0, 2n)]);
+    const silent = { ...record("sale", 4, 8n), commit: never };
+    await commits.commit([silent, record("sale", 0, 2n)]);
     expect(committed).toEqual(["sale:0@2"]);
     expect(commits.owed()).toBe(1);
+    // Its consumer replaced by a reconnection: its commit can no longer land, and holds nothing back.
+    replaced.add(silent);
     await commits.commit([record("sale", 4, 9n)]);
     expect(committed).toEqual(["sale:0@2", "sale:4@9"]);
     expect(commits.owed()).toBe(0);
+  });
+
+  it("sends one commit at a time per partition: one past its timeout that the client still delivers never lands after a later one", async () => {
+    const committed: string[] = [];
+    const record = records(committed, new Set());
+    let deliver = () => {};
+    const late = {
+      ...record("sale", 4, 8n),
+      commit: () =>
+        new Promise<void>((resolve) => {
+          deliver = () => {
+            committed.push("sale:4@8");
+            resolve();
+          };
+        }),
+    };
+    const commits = createOffsetCommits(logger, { timeoutMs: 50 });
+    await commits.commit([late]);
+    // Applied meanwhile: not sent while the commit before it may still land.
+    await commits.commit([record("sale", 4, 9n)]);
+    expect(committed).toEqual([]);
+    expect(commits.owed()).toBe(1);
+    deliver();
+    // Sent as soon as the one before settled, with no further batch (a quiet partition).
+    await eventually(() => expect(committed).toEqual(["sale:4@8", "sale:4@9"]));
+    expect(commits.owed()).toBe(0);
+  });
+
+  it("batches of several partitions committed at once never commit a partition's older offset after its newer one", async () => {
+    const committed: string[] = [];
+    const record = records(committed, new Set());
+    let calls = 0;
+    // Refused once (the coordinator moving), then slow to answer.
+    const first = {
+      ...record("sale", 1, 5n),
+      commit: async () => {
+        if (++calls === 1) throw new Error("NOT_COORDINATOR");
+        await setTimeout(20);
+        committed.push("sale:1@5");
+      },
+    };
+    const commits = createOffsetCommits(logger);
+    await commits.commit([first]);
+    expect(commits.owed()).toBe(1);
+    // Partition 0's batch and partition 1's next one, applied at once by two handlers.
+    await Promise.all([commits.commit([record("sale", 0, 1n)]), commits.commit([record("sale", 1, 6n)])]);
+    await eventually(() => expect(commits.owed()).toBe(0));
+    expect(committed.filter((id) => id.startsWith("sale:1")).at(-1)).toBe("sale:1@6");
   });
 });

@@ -8,16 +8,30 @@ export interface Committable {
   commit(): unknown;
 }
 
+/** One partition's commits: at most one sent at a time, and only ever forward. */
+interface PartitionCommits {
+  /** The highest offset the broker accepted. */
+  committed: bigint;
+  /** The commit sent and not settled yet (a timed-out one included: the client may still retry it). */
+  inFlight?: { record: Committable; settled: Promise<void> };
+  /** The latest applied record not committed yet: sent once nothing of its partition is in flight. */
+  next?: { record: Committable; attempts: number };
+}
+
 /**
- * Commits each partition's last applied record once Redis holds a batch's effect. A commit that fails
- * (a broker or the group's coordinator lost for a moment) is tried again with each next batch until it
- * holds or a later record of its partition stands for it: a partition that gets no more records would
- * otherwise keep its committed offset behind its end, and the applied watermark, fenced on the group's
- * committed offsets, would never move again. After `maxAttempts` it is given up (the partition was
- * most likely reassigned, and its new owner replays from the last commit that held). A commit that has
- * not settled within `timeoutMs` counts as failed, so that no commit can hold up the apply loop. A
+ * Commits each partition's last applied record once Redis holds a batch's effect, one commit at a time
+ * per partition and only ever forward: a commit is sent only when none of its partition is in flight —
+ * one that timed out included, which the Kafka client's own retries can still deliver after a later one
+ * — and only above what the broker accepted, so a partition's committed offset never moves back. What
+ * a partition owes is sent as soon as its commit in flight settles, without waiting for another batch:
+ * a partition that gets no more records would otherwise keep its committed offset behind its end, and
+ * the applied watermark, fenced on the group's committed offsets, would never move again. A commit that
+ * fails is tried again with each next batch until it holds or a later record of its partition stands
+ * for it; after `maxAttempts` it is given up (the partition was most likely reassigned, and its new
+ * owner replays from the last commit that held). No commit holds up the apply loop past `timeoutMs`. A
  * record that `live` disowns (its consumer replaced by a reconnection: that consumer's commits never
- * settle, and the new one resumes from the last commit that held) is not committed.
+ * settle, and the new one resumes from the last commit that held) is not committed, and its commit in
+ * flight no longer holds its partition.
  */
 export function createOffsetCommits(
   logger: Logger,
@@ -27,53 +41,73 @@ export function createOffsetCommits(
     live = (_record: Committable) => true,
   }: { maxAttempts?: number; timeoutMs?: number; live?: (record: Committable) => boolean } = {},
 ) {
-  const owed = new Map<string, { record: Committable; attempts: number }>();
+  const partitions = new Map<string, PartitionCommits>();
+
+  const within = (settled: Promise<void>) => settledWithin(settled, timeoutMs).catch(() => {});
+
+  /** Sends the partition's next commit unless one is in flight; resolves when it settles or times out. */
+  function send(name: string, partition: PartitionCommits): Promise<void> {
+    if (partition.inFlight && live(partition.inFlight.record)) return within(partition.inFlight.settled);
+    partition.inFlight = undefined;
+    const next = partition.next;
+    partition.next = undefined;
+    if (!next || !live(next.record) || next.record.offset <= partition.committed) return Promise.resolve();
+    const { record, attempts } = next;
+    let retryWithNextBatch = false;
+    const settled = Promise.resolve()
+      .then(() => record.commit())
+      .then(
+        () => {
+          if (record.offset > partition.committed) partition.committed = record.offset;
+        },
+        (error: unknown) => {
+          if (partition.next) return; // a later record stands for it
+          const detail = { err: (error as Error).message, partition: name, offset: String(record.offset) };
+          if (attempts + 1 >= maxAttempts) {
+            logger.error(
+              { ...detail, attempts: attempts + 1 },
+              "offset commit given up; the partition replays from its last commit",
+            );
+            return;
+          }
+          if (attempts === 0)
+            logger.warn(detail, "offset commit failed; committed again with the next batch");
+          partition.next = { record, attempts: attempts + 1 };
+          retryWithNextBatch = true;
+        },
+      )
+      .finally(() => {
+        if (partition.inFlight?.settled !== settled) return;
+        partition.inFlight = undefined;
+        // What was applied meanwhile goes now, not with a next batch that may never come.
+        if (partition.next && !retryWithNextBatch) void send(name, partition);
+      });
+    partition.inFlight = { record, settled };
+    return within(settled);
+  }
 
   return {
     async commit(batch: Committable[]): Promise<void> {
-      const last = new Map(owed);
-      for (const record of batch) last.set(`${record.topic}:${record.partition}`, { record, attempts: 0 });
-      owed.clear();
-      await Promise.all(
-        [...last].map(async ([partition, { record, attempts }]) => {
-          if (!live(record)) return;
-          try {
-            await settled(record.commit(), timeoutMs);
-          } catch (error) {
-            if (attempts + 1 >= maxAttempts) {
-              logger.error(
-                {
-                  err: (error as Error).message,
-                  partition,
-                  offset: String(record.offset),
-                  attempts: attempts + 1,
-                },
-                "offset commit given up; the partition replays from its last commit",
-              );
-              return;
-            }
-            if (attempts === 0)
-              logger.warn(
-                { err: (error as Error).message, partition, offset: String(record.offset) },
-                "offset commit failed; committed again with the next batch",
-              );
-            owed.set(partition, { record, attempts: attempts + 1 });
-          }
-        }),
-      );
+      for (const record of batch) {
+        const name = `${record.topic}:${record.partition}`;
+        const partition = partitions.get(name) ?? { committed: -1n };
+        partitions.set(name, partition);
+        if (record.offset > (partition.next?.record.offset ?? -1n)) partition.next = { record, attempts: 0 };
+      }
+      await Promise.all([...partitions].filter(([, p]) => p.next).map(([name, p]) => send(name, p)));
     },
-    /** Partitions whose last commit has not held yet. */
-    owed: () => owed.size,
+    /** Partitions whose last applied record is not committed yet. */
+    owed: () => [...partitions.values()].filter((p) => p.next || p.inFlight).length,
   };
 }
 
-async function settled(commit: unknown, timeoutMs: number): Promise<void> {
+async function settledWithin(settled: Promise<void>, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
   });
   try {
-    await Promise.race([commit, timeout]);
+    await Promise.race([settled, timeout]);
   } finally {
     clearTimeout(timer);
   }
