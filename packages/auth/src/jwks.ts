@@ -1,6 +1,6 @@
 import { setTimeout } from "node:timers/promises";
 import { createRemoteJWKSet, errors, jwtVerify } from "jose";
-import { type JwtClaims, JwtError, type JwtFailure } from "./jwt.ts";
+import { type JwtClaims, JwtError, type JwtFailure, verifiedTokens } from "./jwt.ts";
 
 export interface JwksVerifierOptions {
   /** The identity provider's key set (its `jwks_uri`). */
@@ -78,9 +78,7 @@ export function createJwksVerifier(options: JwksVerifierOptions) {
       return await jwtVerify(token, keys, rules);
     }
   };
-  const cacheBytes = options.cacheBytes ?? 16 * 1024 * 1024;
-  const verified = new Map<string, JwtClaims>();
-  let verifiedBytes = 0;
+  const verified = verifiedTokens(options.cacheBytes ?? 16 * 1024 * 1024, skew);
 
   async function verifyFresh(token: string): Promise<JwtClaims> {
     let claims: JwtClaims;
@@ -94,25 +92,17 @@ export function createJwksVerifier(options: JwksVerifierOptions) {
       throw new JwtError(failure(error));
     }
     if (typeof claims.sub !== "string" || typeof claims.exp !== "number") throw new JwtError("claims");
-    if (verifiedBytes + token.length > cacheBytes) {
-      verified.clear();
-      verifiedBytes = 0;
-    }
-    verified.set(token, claims);
-    verifiedBytes += token.length;
+    verified.remember(token, claims);
     return claims;
   }
 
   function verifyJwks(token: string, nowS = Date.now() / 1000): JwtClaims | Promise<JwtClaims> {
-    const known = verified.get(token);
-    if (known) {
-      if (known.exp + skew < nowS) throw new JwtError("expired");
-      return known;
-    }
+    const known = verified.known(token, nowS);
+    if (known) return known;
     if (token.length > 4096) throw new JwtError("malformed");
     return verifyFresh(token);
   }
-  return Object.assign(verifyJwks, { cachedBytes: () => verifiedBytes });
+  return Object.assign(verifyJwks, { cachedBytes: verified.bytes });
 }
 
 /** fetch's own failures (refused, reset, DNS), and jose's generic error: a key set answered badly. */

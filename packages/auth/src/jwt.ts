@@ -21,6 +21,33 @@ export class JwtError extends Error {
   }
 }
 
+/**
+ * Tokens verified once, by their text: buyers retry with the same token, and a second signature check
+ * would cost the sold-out path its floor. Expiry is still checked on every use; the memory is bounded by
+ * bytes and simply starts over when full.
+ */
+export function verifiedTokens(cacheBytes: number, skewS: number) {
+  const verified = new Map<string, JwtClaims>();
+  let bytes = 0;
+  return {
+    /** The token's claims if it was verified before (an expired one is refused), else undefined. */
+    known(token: string, nowS: number): JwtClaims | undefined {
+      const claims = verified.get(token);
+      if (claims && claims.exp + skewS < nowS) throw new JwtError("expired");
+      return claims;
+    },
+    remember(token: string, claims: JwtClaims): void {
+      if (bytes + token.length > cacheBytes) {
+        verified.clear();
+        bytes = 0;
+      }
+      verified.set(token, claims);
+      bytes += token.length;
+    },
+    bytes: () => bytes,
+  };
+}
+
 const HEADER = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url");
 
 export function signJwt(secret: string, claims: JwtClaims): string {
@@ -55,16 +82,10 @@ export function createJwtVerifier(secret: string, options: JwtVerifierOptions = 
   // Stryker disable next-line ArithmeticOperator: any bound is correct; its size is a memory choice, not a verdict.
   const cacheBytes = options.cacheBytes ?? 16 * 1024 * 1024;
   const goodHeaders = new Set<string>();
-  // A token verified once needs no second HMAC: buyers retry with the same token. Expiry is still
-  // checked on every use; the cache is bounded by bytes and simply starts over when full.
-  const verified = new Map<string, JwtClaims>();
-  let verifiedBytes = 0;
+  const verified = verifiedTokens(cacheBytes, skew);
   function verifyJwt(token: string, nowS = Date.now() / 1000): JwtClaims {
-    const known = verified.get(token);
-    if (known) {
-      if (known.exp + skew < nowS) throw new JwtError("expired");
-      return known;
-    }
+    const known = verified.known(token, nowS);
+    if (known) return known;
     const first = token.indexOf(".");
     const second = token.indexOf(".", first + 1);
     if (first < 1 || second < 0 || token.indexOf(".", second + 1) !== -1 || token.length > 4096)
@@ -113,16 +134,11 @@ export function createJwtVerifier(secret: string, options: JwtVerifierOptions = 
     for (const notBefore of [claims.nbf, claims.iat])
       if (notBefore !== undefined && (typeof notBefore !== "number" || notBefore - skew > nowS))
         throw new JwtError("not_yet_valid");
-    if (verifiedBytes + token.length > cacheBytes) {
-      verified.clear();
-      verifiedBytes = 0;
-    }
-    verified.set(token, claims);
-    verifiedBytes += token.length;
+    verified.remember(token, claims);
     return claims;
   }
   /** Bytes of tokens the verified-token cache holds now (bounded by `cacheBytes`). */
-  return Object.assign(verifyJwt, { cachedBytes: () => verifiedBytes });
+  return Object.assign(verifyJwt, { cachedBytes: verified.bytes });
 }
 
 export type JwtVerifier = ReturnType<typeof createJwtVerifier>;
