@@ -12,18 +12,21 @@ export interface Committable {
 interface PartitionCommits {
   /** The highest offset the broker accepted. */
   committed: bigint;
-  /** The commit sent and not settled yet (a timed-out one included: the client may still retry it). */
-  inFlight?: { record: Committable; settled: Promise<void> };
+  /** The commit sent and not settled yet, and when it was sent. */
+  inFlight?: { record: Committable; settled: Promise<void>; sentAt: number };
   /** The latest applied record not committed yet: sent once nothing of its partition is in flight. */
   next?: { record: Committable; attempts: number };
 }
 
 /**
  * Commits each partition's last applied record once Redis holds a batch's effect, one commit at a time
- * per partition and only ever forward: a commit is sent only when none of its partition is in flight —
- * one that timed out included, which the Kafka client's own retries can still deliver after a later one
- * — and only above what the broker accepted, so a partition's committed offset never moves back. What
- * a partition owes is sent as soon as its commit in flight settles, without waiting for another batch:
+ * per partition and only ever forward: a commit is sent only when none of its partition is in flight,
+ * and only above what the broker accepted — so two batches applied at once (and the commits one owes)
+ * never commit a partition's older offset after its newer one. A commit unsettled after `timeoutMs` no
+ * longer holds its partition back (held until it settled, a commit to a killed group coordinator kept
+ * every verdict "behind" in the cluster suite), though the client's own retries may still deliver it
+ * after a later one: that window stays open. What a partition owes is sent as soon as its commit in
+ * flight settles, without waiting for another batch:
  * a partition that gets no more records would otherwise keep its committed offset behind its end, and
  * the applied watermark, fenced on the group's committed offsets, would never move again. A commit that
  * fails is tried again with each next batch until it holds or a later record of its partition stands
@@ -47,7 +50,9 @@ export function createOffsetCommits(
 
   /** Sends the partition's next commit unless one is in flight; resolves when it settles or times out. */
   function send(name: string, partition: PartitionCommits): Promise<void> {
-    if (partition.inFlight && live(partition.inFlight.record)) return within(partition.inFlight.settled);
+    const inFlight = partition.inFlight;
+    if (inFlight && live(inFlight.record) && Date.now() - inFlight.sentAt < timeoutMs)
+      return within(inFlight.settled);
     partition.inFlight = undefined;
     const next = partition.next;
     partition.next = undefined;
@@ -82,7 +87,7 @@ export function createOffsetCommits(
         // What was applied meanwhile goes now, not with a next batch that may never come.
         if (partition.next && !retryWithNextBatch) void send(name, partition);
       });
-    partition.inFlight = { record, settled };
+    partition.inFlight = { record, settled, sentAt: Date.now() };
     return within(settled);
   }
 
