@@ -23,6 +23,13 @@ import { flashgate, flashgateBin } from "./cli.ts";
 
 describe("flashgate sql: the DBA's seat", () => {
   const c = clients();
+  /** User 7's PENDING order of the SKU, inserted as raw SQL does it (no unit taken from the stock row). */
+  const pendingOrderOfUser7 = (sale: { activityId: number; skuId: number }, key: string) =>
+    c.pool.query(
+      `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+       VALUES (?, ?, ?, 7, 'PENDING', 1999, 'EUR', NOW(3), NOW(3) + INTERVAL 15 MINUTE)`,
+      [key, sale.activityId, sale.skuId],
+    );
   let maintainer: AppProcess;
   beforeAll(async () => {
     maintainer = await startMaintainer();
@@ -58,11 +65,7 @@ describe("flashgate sql: the DBA's seat", () => {
   it("a restock and a closure by SQL, as the README shows them, reach the cache", async () => {
     const sale = freshIds();
     await createSale(c.pool, { ...sale, units: 1 });
-    await c.pool.query(
-      `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
-       VALUES (?, ?, ?, 7, 'PENDING', 1999, 'EUR', NOW(3), NOW(3) + INTERVAL 15 MINUTE)`,
-      [`dba-${sale.activityId}`, sale.activityId, sale.skuId],
-    );
+    await pendingOrderOfUser7(sale, `dba-${sale.activityId}`);
     await c.pool.query("UPDATE sale_stock SET available = 0 WHERE activity_id = ? AND sku_id = ?", [
       sale.activityId,
       sale.skuId,
@@ -101,11 +104,7 @@ COMMIT;
   it("a DBA's closure left open in a transaction locks the orders it closed, not the SKU's range: its buyers still buy", async () => {
     const sale = freshIds();
     await createSale(c.pool, { ...sale, units: 5 });
-    await c.pool.query(
-      `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
-       VALUES (?, ?, ?, 7, 'PENDING', 1999, 'EUR', NOW(3), NOW(3) + INTERVAL 15 MINUTE)`,
-      [`dba-open-${sale.activityId}`, sale.activityId, sale.skuId],
-    );
+    await pendingOrderOfUser7(sale, `dba-open-${sale.activityId}`);
     const dba = spawn(process.execPath, [flashgateBin, "sql"], {
       env: { ...process.env, ...stackEnv() },
       stdio: ["pipe", "ignore", "inherit"],

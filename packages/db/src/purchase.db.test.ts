@@ -1,18 +1,16 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { adminConnection } from "@flashgate/stack";
 import {
   addSkus,
   createSale,
-  eventually,
   failureOf,
   fastDatabaseUrl,
-  fastTierContext,
   freshIds,
   type SaleFixture,
   skuInDatabase,
+  untilIdle,
   untilLockWait,
 } from "@flashgate/testkit";
-import type { Pool } from "mysql2/promise";
+import type { Pool, PoolConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appDbUser } from "./accounts.ts";
 import { closeAllExpiredOrders, closeOrder } from "./lifecycle.ts";
@@ -307,14 +305,10 @@ describe("the purchase decision in SQL, on the database alone", () => {
     const { ids, buy } = await sale(3);
     const holder = await pool.getConnection();
     try {
-      await holder.query("START TRANSACTION");
-      await holder.query("SELECT * FROM sale_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE", [
-        ids.activityId,
-        ids.skuId,
-      ]);
+      await lockStockRow(holder, ids);
       // Run again while the row stayed locked, then given up on as a conflict, not a database down.
       expect(await failureOf(buy(1))).toBeInstanceOf(DecisionConflictError);
-      await untilNoDecisionRuns();
+      await untilIdle(appDbUser);
     } finally {
       await holder.query("ROLLBACK");
       holder.release();
@@ -329,11 +323,7 @@ describe("the purchase decision in SQL, on the database alone", () => {
     const stockHolder = await pool.getConnection();
     const keyHolder = await pool.getConnection();
     try {
-      await stockHolder.query("START TRANSACTION");
-      await stockHolder.query("SELECT * FROM sale_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE", [
-        ids.activityId,
-        ids.skuId,
-      ]);
+      await lockStockRow(stockHolder, ids);
       // The buyer's key, taken by a transaction still open on another SKU: the decision's insert waits on it.
       await keyHolder.query("START TRANSACTION");
       await keyHolder.query(
@@ -347,7 +337,7 @@ describe("the purchase decision in SQL, on the database alone", () => {
       await stockHolder.query("COMMIT");
       expect(await decision).toBeInstanceOf(Error);
       await keyHolder.query("ROLLBACK");
-      await untilNoDecisionRuns();
+      await untilIdle(appDbUser);
     } finally {
       for (const connection of [stockHolder, keyHolder]) {
         await connection.query("ROLLBACK");
@@ -358,19 +348,12 @@ describe("the purchase decision in SQL, on the database alone", () => {
     expect((await skuInDatabase(pool, ids.activityId, ids.skuId)).available).toBe(3);
   }, 30_000);
 
-  /** Until no statement of the apps' account runs: what the server still runs may yet commit. */
-  const untilNoDecisionRuns = async () => {
-    const admin = await adminConnection(fastTierContext());
-    try {
-      await eventually(async () => {
-        const [running] = await admin.query(
-          "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE USER = ? AND COMMAND <> 'Sleep'",
-          [appDbUser],
-        );
-        expect(Number((running as { n: number }[])[0].n)).toBe(0);
-      });
-    } finally {
-      await admin.end();
-    }
+  /** Opens a transaction on `connection` holding the SKU's stock row, as a decision or a DBA would. */
+  const lockStockRow = async (connection: PoolConnection, ids: { activityId: number; skuId: number }) => {
+    await connection.query("START TRANSACTION");
+    await connection.query("SELECT * FROM sale_stock WHERE activity_id = ? AND sku_id = ? FOR UPDATE", [
+      ids.activityId,
+      ids.skuId,
+    ]);
   };
 });

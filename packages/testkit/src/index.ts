@@ -11,7 +11,7 @@ export { dbaConnection } from "./dba.ts";
 export { fastDatabaseUrl, fastRedisUrl, fastTierContext, stackEnv, testContext } from "./env.ts";
 export { eventually, failureOf } from "./eventually.ts";
 export { freshIds } from "./ids.ts";
-export { untilLockWait } from "./lock-wait.ts";
+export { untilIdle, untilLockWait } from "./lock-wait.ts";
 export { type AppProcess, freePort, startAppProcess } from "./processes.ts";
 export { saleChangesOf } from "./sale-changes.ts";
 export {
