@@ -105,9 +105,15 @@ export function placePurchaseHandler(deps: {
       fail(error);
       return;
     }
-    // Together, so that a token refused while the body is read is never a rejection left unhandled.
-    Promise.all([userId, readBody(incoming)])
-      .then(([user, raw]) => purchases.purchase({ requestId, userId: user, ...parseJson(raw, purchaseBody) }))
+    const decide = (user: string, raw: string) =>
+      purchases.purchase({ requestId, userId: user, ...parseJson(raw, purchaseBody) });
+    // A token known at once (the shared secret's, one seen before) costs nothing more; one whose key is
+    // being fetched goes with the body, so that its refusal is never a rejection left unhandled.
+    const decided =
+      typeof userId === "string"
+        ? readBody(incoming).then((raw) => decide(userId, raw))
+        : Promise.all([userId, readBody(incoming)]).then(([user, raw]) => decide(user, raw));
+    decided
       .then((result) => {
         admitted(result.kind).inc();
         send(resultReply(result, traceId));
