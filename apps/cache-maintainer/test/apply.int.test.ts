@@ -1,4 +1,4 @@
-import { buyerField, readCachedSku, skuKeys } from "@flashgate/cache";
+import { buyerField, lookupDirectory, readCachedSku, skuKeys } from "@flashgate/cache";
 import { topics } from "@flashgate/cdc";
 import {
   type AppProcess,
@@ -118,6 +118,44 @@ describe("cache-maintainer applies every committed change", () => {
     await dba.end();
     const keys = skuKeys(sale.activityId, sale.skuId);
     await eventually(async () => expect(await c.redis.exists(keys.sku, keys.reservations)).toBe(0));
+  });
+
+  it("the sale directory follows a DBA's SQL: a SKU inserted is known, ended ENDED, deleted unknown", async () => {
+    const sale = freshIds();
+    const view = async () =>
+      (await fetch(`${api.url}/v1/activities/${sale.activityId}/skus/${sale.skuId}`)).status;
+    const dba = await dbaConnection(testContext());
+    try {
+      await dba.query(
+        "INSERT INTO activity (id, name, starts_at, ends_at) VALUES (?, 'dba', NOW(3) - INTERVAL 1 HOUR, NOW(3) + INTERVAL 1 HOUR)",
+        [sale.activityId],
+      );
+      await dba.query(
+        "INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES (?, ?, 4, 1999, 'EUR')",
+        [sale.activityId, sale.skuId],
+      );
+      await eventually(async () =>
+        expect(await lookupDirectory(c.redis, sale.activityId, sale.skuId)).toBe("LIVE"),
+      );
+      expect(await view()).toBe(200);
+      await dba.query("UPDATE activity SET ends_at = NOW(3) - INTERVAL 1 SECOND WHERE id = ?", [
+        sale.activityId,
+      ]);
+      await eventually(async () =>
+        expect(await lookupDirectory(c.redis, sale.activityId, sale.skuId)).toBe("ENDED"),
+      );
+      await dba.query("DELETE FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [
+        sale.activityId,
+        sale.skuId,
+      ]);
+      await eventually(async () =>
+        expect(await lookupDirectory(c.redis, sale.activityId, sale.skuId)).toBe("NOT_FOUND"),
+      );
+      expect(await view()).toBe(404);
+      expect((await api.purchase(14, sale)).status).toBe(404);
+    } finally {
+      await dba.end();
+    }
   });
 
   it("an activity edit moves the sale window in the cache", async () => {

@@ -23,6 +23,14 @@ describe("REDIS_URL", () => {
     });
   });
 
+  it("names one server's logical database by its path; a cluster has none but 0", () => {
+    const single = redisClient("redis://127.0.0.1:1/3", { lazyConnect: true });
+    expect((single as Redis).options.db).toBe(3);
+    single.disconnect();
+    expect(() => redisClient("redis://127.0.0.1:1/x", { lazyConnect: true })).toThrow("database number");
+    expect(() => redisClient("redis://127.0.0.1:1/2,127.0.0.1:2", { lazyConnect: true })).toThrow("Cluster");
+  });
+
   it("refuses another scheme", () => {
     expect(() => parseRedisUrl("http://127.0.0.1:6379")).toThrow("redis://");
   });

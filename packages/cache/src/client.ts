@@ -15,6 +15,8 @@ interface RedisSeeds {
   nodes: { host: string; port: number }[];
   username?: string;
   password?: string;
+  /** The logical database of one server (`redis://…/2`); a Redis Cluster has database 0 alone. */
+  database?: number;
 }
 
 /**
@@ -34,13 +36,17 @@ export function parseRedisUrl(url: string): RedisSeeds {
     ],
     username: decodeURIComponent(head.username) || undefined,
     password: decodeURIComponent(head.password) || undefined,
+    database: head.pathname.length > 1 ? Number(head.pathname.slice(1)) : undefined,
   };
 }
 
 /** A client for REDIS_URL: a Cluster when it names several seed nodes, else a plain connection. */
 export function redisClient(url: string, options: RedisClientOptions = {}): RedisClient {
-  const { nodes, username, password } = parseRedisUrl(url);
-  if (nodes.length === 1) return new Redis({ ...nodes[0], username, password, ...options });
+  const { nodes, username, password, database } = parseRedisUrl(url);
+  if (database !== undefined && !(Number.isSafeInteger(database) && database >= 0))
+    throw new Error("REDIS_URL's path must be a database number");
+  if (nodes.length === 1) return new Redis({ ...nodes[0], username, password, db: database, ...options });
+  if (database) throw new Error("a Redis Cluster has database 0 alone: REDIS_URL names another");
   const { enableOfflineQueue, lazyConnect, ...nodeOptions } = options;
   return new Cluster(nodes, {
     enableOfflineQueue,

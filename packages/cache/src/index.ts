@@ -7,12 +7,23 @@ export {
 } from "./apply.ts";
 export { parseRedisUrl, type RedisClient, type RedisClientOptions, redisClient } from "./client.ts";
 export {
+  type DirectoryAnswer,
+  type DirectoryEntry,
+  lookupDirectory,
+  markDirectoryComplete,
+  markDirectoryIncomplete,
+  presentEntries,
+  readDirectory,
+  writeDirectory,
+} from "./directory.ts";
+export {
   activitySkusKey,
   appliedWatermarkKey,
   binlogSourceKey,
   buyerField,
   cacheEpochKey,
   cdcKeys,
+  directoryKeys,
   driftCheckKey,
   driftIncidentsKey,
   endedGraceMs,

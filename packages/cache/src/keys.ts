@@ -47,6 +47,22 @@ export function parseSkuRef(ref: string): { activityId: number; skuId: number } 
 /** SKUs of an activity, so an activity change reaches each SKU's own slot. */
 export const activitySkusKey = (activityId: number) => `fg:activity:${activityId}:skus`;
 
+/**
+ * The sale directory: which activities and SKUs exist and when each sale ends, kept from the binlog like
+ * the rest and loaded whole from MySQL, so that an id the cache holds no state for is answered without
+ * MySQL. One slot, {dir}: a lookup is one round trip, and the load writes many activities per call.
+ *   fg:{dir}:a:<activity>  hash   w: "<position> <ends ms>" ("-" once deleted), s:<sku>: "<position> +"
+ *                                 while its stock row exists ("-" once deleted); each fenced by position
+ *   fg:{dir}:index         set    activity ids the directory holds entries of
+ *   fg:{dir}:state         hash   complete: when the last full load finished; absent while it holds
+ *                                 less than MySQL may (never loaded, FLUSHALL, a changed binlog source)
+ */
+export const directoryKeys = {
+  activity: (activityId: number) => `fg:{dir}:a:${activityId}`,
+  index: "fg:{dir}:index",
+  state: "fg:{dir}:state",
+} as const;
+
 /** SKUs the API found missing in Redis; the maintainer rebuilds them from MySQL. */
 export const rebuildQueueKey = "fg:rebuild";
 

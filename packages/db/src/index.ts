@@ -48,7 +48,8 @@ export {
   placeOrders,
 } from "./purchase.ts";
 export { type ReplicaStatus, readReplicaStatus } from "./replica-status.ts";
-export { readSkuSnapshot, type SkuSnapshot } from "./sku-snapshot.ts";
+export { readSaleDirectory, type SaleDirectoryRead } from "./sale-directory.ts";
+export { readSku, readSkuSnapshot, type SkuAbsence, type SkuSnapshot } from "./sku-snapshot.ts";
 export {
   type ActivityInput,
   type RestockResult,

@@ -5,7 +5,7 @@ import { binlogCoordinates, readBinlogSource } from "./binlog-source.ts";
 import { closeOrder } from "./lifecycle.ts";
 import { createPool } from "./pool.ts";
 import { placeOrder } from "./purchase.ts";
-import { readSkuSnapshot } from "./sku-snapshot.ts";
+import { readSku, readSkuSnapshot } from "./sku-snapshot.ts";
 
 describe("reading a SKU for the cache, fenced by the binlog, on the database alone", () => {
   let pool: Pool;
@@ -44,6 +44,19 @@ describe("reading a SKU for the cache, fenced by the binlog, on the database alo
     expect(snapshot?.binlogPos).toBeGreaterThanOrEqual(before.pos);
     expect(snapshot?.binlogPos).toBeLessThanOrEqual(after.pos);
     expect(await readSkuSnapshot(pool, ids.activityId, ids.skuId + 1)).toBeUndefined();
+  });
+
+  it("says which row a SKU without a sale lacks, at a coordinate no later than any change that adds it", async () => {
+    const ids = freshIds();
+    await pool.query(
+      "INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES (?, ?, 1, 100, 'EUR')",
+      [ids.activityId, ids.skuId],
+    );
+    const before = await binlogCoordinates(pool);
+    const read = await readSku(pool, ids.activityId, ids.skuId);
+    expect(read).toEqual({ absent: "activity", binlogFile: before.file, binlogPos: expect.any(Number) });
+    expect(read.binlogPos).toBeGreaterThanOrEqual(before.pos);
+    expect(await readSku(pool, ids.activityId, ids.skuId + 1)).toMatchObject({ absent: "stock" });
   });
 
   it("names the server the binlog comes from, and where it stands", async () => {

@@ -34,6 +34,26 @@ export async function readSkuSnapshot(
   activityId: number,
   skuId: number,
 ): Promise<SkuSnapshot | undefined> {
+  const read = await readSku(pool, activityId, skuId);
+  return "absent" in read ? undefined : read;
+}
+
+/**
+ * A SKU MySQL has no sale of, at a binlog coordinate: its stock row is missing, or the activity that row
+ * names. No change before the coordinate made it (the read held the missing row's gap).
+ */
+export interface SkuAbsence {
+  absent: "stock" | "activity";
+  binlogFile: string;
+  binlogPos: number;
+}
+
+/** readSkuSnapshot, whose answer for a SKU without a sale is fenced by position too. */
+export async function readSku(
+  pool: Pool,
+  activityId: number,
+  skuId: number,
+): Promise<SkuSnapshot | SkuAbsence> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await readLocked(pool, activityId, skuId);
@@ -44,7 +64,7 @@ export async function readSkuSnapshot(
   }
 }
 
-async function readLocked(pool: Pool, activityId: number, skuId: number): Promise<SkuSnapshot | undefined> {
+async function readLocked(pool: Pool, activityId: number, skuId: number): Promise<SkuSnapshot | SkuAbsence> {
   const connection = await pool.getConnection();
   try {
     await connection.query("SET SESSION innodb_lock_wait_timeout = ?", [lockWaitS]);
@@ -59,13 +79,15 @@ async function readLocked(pool: Pool, activityId: number, skuId: number): Promis
       );
       const [rows] = await connection.query<RowDataPacket[]>(
         `SELECT s.available, s.price_cents, s.currency, a.starts_at, a.ends_at, a.rebuy_after_close
-           FROM sale_stock s JOIN activity a ON a.id = s.activity_id WHERE s.activity_id = ? AND s.sku_id = ?
+           FROM sale_stock s LEFT JOIN activity a ON a.id = s.activity_id WHERE s.activity_id = ? AND s.sku_id = ?
            LOCK IN SHARE MODE`,
         sku,
       );
       const row = rows[0];
-      if (!row) return undefined;
       const { file: binlogFile, pos: binlogPos } = await binlogCoordinates(connection);
+      // The locking read of a missing row held its gap: an insert of it waits, so comes after this coordinate.
+      if (!row) return { absent: "stock", binlogFile, binlogPos };
+      if (row.ends_at === null) return { absent: "activity", binlogFile, binlogPos };
       // The consistent view starts here, at the first plain read, after the coordinate.
       const [buyers] = await connection.query<RowDataPacket[]>(
         "SELECT user_id FROM sale_order WHERE activity_id = ? AND sku_id = ? AND closed_seq = 0 ORDER BY user_id",

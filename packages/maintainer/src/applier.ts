@@ -2,10 +2,12 @@ import {
   applyActivityChange,
   applySkuChanges,
   cdcKeys,
+  type DirectoryEntry,
   type FlashgateRedis,
   rebuildQueueKey,
   removeActivity,
   skuRef,
+  writeDirectory,
 } from "@flashgate/cache";
 import {
   type ActivityChange,
@@ -44,6 +46,28 @@ interface Item {
 export interface DeadLetter {
   record: InboundRecord;
   reason: string;
+}
+
+/**
+ * What a change tells the sale directory: an activity's window, or a SKU's stock row created or deleted
+ * (an update changes no existence: a key change comes as a delete and a create).
+ */
+function directoryEntry(change: SaleChange | ActivityChange): DirectoryEntry | undefined {
+  const { activityId, position } = change;
+  switch (change.kind) {
+    case "activity":
+      return { kind: "activity", activityId, position, endsMs: change.endsMs };
+    case "activity-gone":
+      return { kind: "activity", activityId, position, endsMs: undefined };
+    case "stock":
+      return change.op === "u"
+        ? undefined
+        : { kind: "sku", activityId, skuId: change.skuId, position, exists: true };
+    case "gone":
+      return { kind: "sku", activityId, skuId: change.skuId, position, exists: false };
+    case "order":
+      return undefined;
+  }
 }
 
 /** The stages between a commit and its apply, in order (flashgate_cdc_stage_seconds). */
@@ -185,9 +209,14 @@ export function createApplier(deps: {
         dead.push({ record, reason: (error as Error).message });
       }
     }
-    await Promise.all(
-      [...bySku.values()].map((group) => applySku(group.activityId, group.skuId, group.items)),
-    );
+    const directory = [
+      ...activities,
+      ...[...bySku.values()].flatMap((group) => group.items.map((item) => item.change)),
+    ].flatMap((change) => directoryEntry(change) ?? []);
+    await Promise.all([
+      ...[...bySku.values()].map((group) => applySku(group.activityId, group.skuId, group.items)),
+      directory.length ? writeDirectory(redis, directory) : undefined,
+    ]);
     for (const activity of activities) await applyActivity(activity);
     // Every instance's stall fallback reads these: CDC has delivered MySQL up to this commit time, and
     // the stream still moves.

@@ -3,6 +3,7 @@ import {
   binlogSourceKey,
   cacheEpochKey,
   cdcKeys,
+  directoryKeys,
   type FlashgateRedis,
   parseSkuRef,
   rebuildQueueKey,
@@ -13,7 +14,7 @@ import {
 import { binlogPosition } from "@flashgate/cdc";
 import { liveSkus, readBinlogSource } from "@flashgate/db";
 import type { Logger } from "@flashgate/logger";
-import { loadSkuFromDatabase, recordIncident } from "@flashgate/sync";
+import { loadDirectoryFromDatabase, loadSkuFromDatabase, recordIncident } from "@flashgate/sync";
 import type { Pool } from "mysql2/promise";
 import { isSkuFailure } from "./failures.ts";
 import type { MaintainerMetrics } from "./metrics.ts";
@@ -100,8 +101,16 @@ export function createRebuilder(deps: {
     }
   }
 
+  /** The sale directory first: it is one read, and ids the cache lacks are answered from it once loaded. */
+  async function loadDirectory(reason: string, force = false) {
+    const started = Date.now();
+    const loaded = await loadDirectoryFromDatabase(pool, redis, { force });
+    logger.info({ ...loaded, reason, ms: Date.now() - started }, "sale directory loaded from MySQL");
+  }
+
   async function rebuildAll(reason: string, force = false): Promise<number> {
     const started = Date.now();
+    await loadDirectory(reason, force);
     const rows = await liveSkus(pool);
     await inParallel(rows, 8, (sku) => rebuild(sku.activityId, sku.skuId, force));
     metrics.rebuilds.inc({ reason }, rows.length);
@@ -227,6 +236,8 @@ export function createRebuilder(deps: {
         await rebuildAll("connector-reset");
         await redis.hdel(binlogSourceKey, "reset-rebuild");
       } else if (!(await redis.exists(cacheEpochKey))) await rebuildAll("epoch-missing");
+      else if (!(await redis.hexists(directoryKeys.state, "complete")))
+        await loadDirectory("directory-missing");
       await drainQueue();
       startLostCommitCheck();
     })().finally(() => {

@@ -1,6 +1,7 @@
 import {
   type FastPathLimits,
   type FlashgateRedis,
+  lookupDirectory,
   type RedisClient,
   type ReserveOutcome,
   rebuildQueueKey,
@@ -180,17 +181,25 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
   }
 
   /**
-   * Redis has no state for this SKU: MySQL may have none either, or its sale has ended (an ended sale
-   * keeps none: its keys expired, or a rebuild would write them already expired); otherwise the
-   * maintainer is asked to rebuild it. Throws when MySQL cannot be asked.
+   * Redis has no state for this SKU: the sale directory says whether it exists and whether its sale has
+   * ended (an ended sale keeps no state: its keys expired, or a rebuild would write them already
+   * expired); a live one the maintainer is asked to rebuild. MySQL is asked only while the directory is
+   * not loaded whole (once per SKU at a time, see createSkuWindows). Throws when MySQL cannot be asked.
    */
   async function missingSku(
     activityId: number,
     skuId: number,
   ): Promise<"NOT_FOUND" | "ENDED" | "REBUILDING"> {
-    const window = await skuWindow(activityId, skuId);
-    if (!window) return "NOT_FOUND";
-    if (window.endsMs <= Date.now()) return "ENDED";
+    const known = await lookupDirectory(redis, activityId, skuId).catch((error) => {
+      observer.dependencyFailed("redis", "sale-directory", error);
+      return "INCOMPLETE" as const;
+    });
+    if (known === "NOT_FOUND" || known === "ENDED") return known;
+    if (known === "INCOMPLETE") {
+      const window = await skuWindow(activityId, skuId);
+      if (!window) return "NOT_FOUND";
+      if (window.endsMs <= Date.now()) return "ENDED";
+    }
     await redis
       .sadd(rebuildQueueKey, skuRef(activityId, skuId))
       .catch((error) => observer.dependencyFailed("redis", "request-rebuild", error));

@@ -1,4 +1,5 @@
 export { cacheMatches, compareSku, readCacheState, type SkuComparison, type SkuState } from "./drift.ts";
+export { loadDirectoryFromDatabase } from "./load-directory.ts";
 export { loadSkuFromDatabase } from "./load-sku.ts";
 export {
   checkSku,

@@ -7,7 +7,7 @@ export {
   openSkuLoad,
   startMaintainer,
 } from "./cache-harness.ts";
-export { dbaConnection } from "./dba.ts";
+export { countedAccount, dbaConnection } from "./dba.ts";
 export { fastDatabaseUrl, fastRedisUrl, fastTierContext, stackEnv, testContext } from "./env.ts";
 export { eventually, failureOf } from "./eventually.ts";
 export { freshIds } from "./ids.ts";

@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createLogger } from "@flashgate/logger";
 import { loadConfig } from "@flashgate/purchase-api/config";
 import { startPurchaseApi } from "@flashgate/purchase-api/start";
-import { loadSkuFromDatabase } from "@flashgate/sync";
+import { loadDirectoryFromDatabase, loadSkuFromDatabase } from "@flashgate/sync";
 import { expect } from "vitest";
 import { idempotencyKey, userToken } from "./api-harness.ts";
 import { type clients, expectConverged } from "./cache-harness.ts";
@@ -78,6 +78,8 @@ export async function startApi(options: ApiHarnessOptions = {}) {
     purchase,
     transactions,
     load: (activityId: number, skuId: number) => loadSkuFromDatabase(pool, redis, activityId, skuId),
+    /** What the maintainer does at its first start: the sale directory, loaded whole. */
+    loadDirectory: () => loadDirectoryFromDatabase(pool, redis),
     close: api.close,
   };
 }

@@ -1,0 +1,81 @@
+import { markDirectoryIncomplete } from "@flashgate/cache";
+import {
+  countedAccount,
+  createSale,
+  fastDatabaseUrl,
+  fastRedisUrl,
+  fastTierContext,
+  freshIds,
+} from "@flashgate/testkit";
+import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/** Runs `count` requests with `width` in flight at once; their statuses. */
+async function flood(count: number, width: number, request: (index: number) => Promise<number>) {
+  const statuses: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < count) statuses.push(await request(next++));
+    }),
+  );
+  return statuses;
+}
+
+const tally = (statuses: number[]) =>
+  statuses.reduce<Record<number, number>>((counts, status) => {
+    counts[status] = (counts[status] ?? 0) + 1;
+    return counts;
+  }, {});
+
+// A logical database of its own: the directory this file loads whole would change what other files'
+// services answer for SKUs they create in MySQL alone (no CDC here to add them).
+const directoryDb = 2;
+
+describe("a flood of ids the cache holds no state for, answered from the sale directory", () => {
+  let api: ApiHarness;
+  let account: Awaited<ReturnType<typeof countedAccount>>;
+  const live = freshIds();
+  beforeAll(async () => {
+    account = await countedAccount(fastTierContext(), fastDatabaseUrl(), "fg_flood_probe");
+    api = await startApi({ databaseUrl: account.databaseUrl, redisUrl: `${fastRedisUrl()}/${directoryDb}` });
+    await createSale(api.pool, { ...live, units: 5 });
+    await api.load(live.activityId, live.skuId);
+    await api.loadDirectory();
+  });
+  afterAll(async () => api.close());
+
+  const view = async (activityId: number, skuId: number) =>
+    (await fetch(`${api.url}/v1/activities/${activityId}/skus/${skuId}`)).status;
+  const unknownActivity = (index: number) => live.activityId + 1_000_000 + index;
+
+  it("unknown activities, unknown SKUs of a live sale, purchases of unknown SKUs: 404, no MySQL statement", async () => {
+    expect(await view(live.activityId, live.skuId)).toBe(200);
+    const before = await account.statements();
+    const answers = [
+      ...(await flood(300, 50, (i) => view(unknownActivity(i), 1 + i))),
+      ...(await flood(300, 50, (i) => view(live.activityId, live.skuId + 1 + i))),
+      ...(await flood(
+        300,
+        50,
+        async (i) => (await api.purchase(42, { ...live, skuId: live.skuId + 1 + i })).status,
+      )),
+    ];
+    expect(tally(answers)).toEqual({ 404: 900 });
+    expect(await account.statements()).toBe(before);
+  });
+
+  it("asks MySQL while the directory is not loaded whole, and answers the same", async () => {
+    await markDirectoryIncomplete(api.redis);
+    try {
+      const before = await account.statements();
+      expect(tally(await flood(20, 10, (i) => view(unknownActivity(i), 1)))).toEqual({ 404: 20 });
+      expect(await account.statements()).toBeGreaterThan(before);
+    } finally {
+      await api.loadDirectory();
+    }
+    const before = await account.statements();
+    expect(tally(await flood(20, 10, (i) => view(unknownActivity(i), 1)))).toEqual({ 404: 20 });
+    expect(await account.statements()).toBe(before);
+  });
+});
