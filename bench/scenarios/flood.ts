@@ -40,15 +40,15 @@ async function startFlood(order: FloodOrder) {
 }
 
 /**
- * Anyone may GET a SKU's public view, and an id Redis does not hold is looked up in MySQL (on the
- * API's small read pool, never the purchase pool). Does a flood of such GETs delay purchases? The
- * same sale three ways, in an order that rotates each round: quiet; beside thousands of clients
- * viewing the sale's own SKU (answered from Redis: what the flood costs in CPU on this two-core machine
- * alone); and beside as many viewing random ids no sale uses (the same CPU, plus every view a MySQL
- * lookup). The goal is 201 p99 beside the unknown-id flood within 1.5× of the quiet sale's; the
- * known-SKU flood tells the CPU's part from the reads'. The flooding clients pause between views: a
- * flood without pauses saturates the two cores whatever it asks for (measured: purchases fall from
- * thousands to hundreds per second beside either flood), which only a limit in front of the API meets.
+ * Anyone may GET a SKU's public view, and an id Redis holds no state for is answered from the sale
+ * directory (Redis too). Does a flood of such GETs delay purchases? The same sale three ways, in an
+ * order that rotates each round: quiet; beside thousands of clients viewing the sale's own SKU
+ * (answered from its state in Redis); and beside as many viewing random ids no sale uses (the
+ * directory's 404). Goals: 201 p99 beside the unknown-id flood within 1.5× of the quiet sale's, beside
+ * the known-SKU flood within 2×, and no 5xx among the flood's answers. The flooding clients pause
+ * between views: a flood without pauses saturates the two cores whatever it asks for (measured:
+ * purchases fall from thousands to hundreds per second beside either flood), which only a limit in
+ * front of the API meets.
  */
 export async function floodScenario(
   systems: Systems,

@@ -3,7 +3,7 @@ import type { FlashgateRedis } from "@flashgate/cache";
 import { reserveArguments, reserveKeyCount, scriptSource, skuKeys } from "@flashgate/cache";
 import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
-import { runLoad } from "../lib/load.ts";
+import { type LoadRequest, runLoad } from "../lib/load.ts";
 import { createSale, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
 
@@ -145,7 +145,48 @@ export async function microScenario(
       soldOut = await measured(systems.flashgate, "micro");
       hello = await measured(systems.hello, "hello");
     }
+    // The public view, three ways: read from Redis and answered in full; revalidated (the client holds
+    // the current ETag: 304, no body); an id no sale has (the sale directory's 404).
+    const viewPath = `/v1/activities/${sale.activityId}/skus/${sale.skuId}`;
+    const viewed = async (next: (i: number) => LoadRequest) => {
+      const cpuBefore = systems.flashgate.cpuMs();
+      const load = await runLoad(systems.flashgate.url, requests, 100, next);
+      return {
+        perSecond: Math.round(load.perSecond),
+        ratio: ratio(load.perSecond, hello.load.perSecond),
+        cpuUsPerRequest: Math.round(((systems.flashgate.cpuMs() - cpuBefore) * 1000) / requests),
+        statuses: Object.fromEntries(
+          Object.entries(load.latencies).map(([status, all]) => [status, all.length]),
+        ),
+      };
+    };
+    const etag = (await fetch(`${systems.flashgate.url}${viewPath}`)).headers.get("etag") ?? "";
+    const view = await viewed(() => ({ method: "GET", path: viewPath }));
+    const revalidated = await viewed(() => ({
+      method: "GET",
+      path: viewPath,
+      headers: { "if-none-match": etag },
+    }));
+    const unknownView = await viewed((i) => ({
+      method: "GET",
+      path: `/v1/activities/${900_000_000 + i}/skus/${i + 1}`,
+    }));
+    const views = {
+      viewPerSecond: view.perSecond,
+      viewRatio: view.ratio,
+      viewCpuUsPerRequest: view.cpuUsPerRequest,
+      viewStatuses: view.statuses,
+      revalidatedPerSecond: revalidated.perSecond,
+      revalidatedRatio: revalidated.ratio,
+      revalidatedCpuUsPerRequest: revalidated.cpuUsPerRequest,
+      revalidatedStatuses: revalidated.statuses,
+      unknownViewPerSecond: unknownView.perSecond,
+      unknownViewRatio: unknownView.ratio,
+      unknownViewCpuUsPerRequest: unknownView.cpuUsPerRequest,
+      unknownViewStatuses: unknownView.statuses,
+    };
     httpRounds.push({
+      ...views,
       helloPerSecond: Math.round(hello.load.perSecond),
       soldOutRejectionsPerSecond: Math.round(soldOut.load.perSecond),
       soldOutShare: ratio(soldOut.load.latencies["409 SOLD_OUT"]?.length ?? 0, requests),
@@ -168,6 +209,9 @@ export async function microScenario(
     },
     http: {
       ratio: median(httpRounds.map((r) => r.ratio)),
+      viewRatio: median(httpRounds.map((r) => r.viewRatio)),
+      revalidatedRatio: median(httpRounds.map((r) => r.revalidatedRatio)),
+      unknownViewRatio: median(httpRounds.map((r) => r.unknownViewRatio)),
       costRatio: median(httpRounds.map((r) => r.costRatio)),
       rounds: httpRounds,
     },

@@ -71,11 +71,15 @@ export function openApiDocument() {
         ...(response.headers
           ? { headers: Object.fromEntries(response.headers.map((h) => [h, { schema: { type: "string" } }])) }
           : {}),
-        content: {
-          [response.contentType ?? "application/json"]: {
-            schema: response.schema ? jsonSchema(response.schema, "output") : { type: "string" },
-          },
-        },
+        ...(response.bodyless
+          ? {}
+          : {
+              content: {
+                [response.contentType ?? "application/json"]: {
+                  schema: response.schema ? jsonSchema(response.schema, "output") : { type: "string" },
+                },
+              },
+            }),
       };
     }
     for (const [status, codes] of problemResponses(operation)) {

@@ -20,7 +20,8 @@ export interface Operation {
   body?: z.ZodType;
   responses: Record<
     number,
-    { description: string; schema?: z.ZodType; contentType?: string; headers?: string[] }
+    /** `bodyless`: the answer carries no content (304). */
+    { description: string; schema?: z.ZodType; contentType?: string; headers?: string[]; bodyless?: boolean }
   >;
   problems: ErrorCode[];
 }

@@ -532,6 +532,8 @@ export interface operations {
             /** @description The SKU's state and units left */
             200: {
                 headers: {
+                    ETag?: string;
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -544,6 +546,13 @@ export interface operations {
                         currency: string;
                     };
                 };
+            };
+            /** @description The view the client holds (If-None-Match names its ETag) is still the current one */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description INVALID_REQUEST */
             400: {

@@ -74,12 +74,17 @@ async function runDemo(
   progress(
     `activity ${activityId}: ${options.skus} SKUs × ${options.units} units; waiting for the cache (CDC)…`,
   );
-  for (const skuId of skuIds) {
-    for (let view = await admin.skuView(activityId, skuId); view.state !== "OPEN"; ) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      view = await admin.skuView(activityId, skuId);
-    }
-  }
+  // A SKU is unknown to the public view (404) until CDC has carried its row to the cache's directory.
+  const stateOf = (skuId: number) =>
+    admin.skuView(activityId, skuId).then(
+      (view) => view.state,
+      (error) => {
+        if (error instanceof ApiProblem && error.code === "NOT_FOUND") return "NOT_FOUND";
+        throw error;
+      },
+    );
+  for (const skuId of skuIds)
+    while ((await stateOf(skuId)) !== "OPEN") await new Promise((resolve) => setTimeout(resolve, 100));
 
   const env = (await localStack()).appEnv(ctx);
   const pool = createPool(env.DATABASE_URL, { connectionLimit: 2 });

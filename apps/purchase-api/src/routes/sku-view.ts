@@ -25,9 +25,26 @@ export const skuView: Operation = {
   summary: "A SKU's public view, from the cache (anyone)",
   security: "none",
   parameters: pathIds("activityId", "skuId"),
-  responses: { 200: { description: "The SKU's state and units left", schema: skuViewSchema } },
+  responses: {
+    200: {
+      description: "The SKU's state and units left",
+      schema: skuViewSchema,
+      headers: ["ETag", "Cache-Control"],
+    },
+    304: {
+      description: "The view the client holds (If-None-Match names its ETag) is still the current one",
+      bodyless: true,
+    },
+  },
   problems: ["INVALID_REQUEST", "NOT_FOUND", "ACTIVITY_NOT_OPEN", "UNAVAILABLE"],
 };
+
+/** If-None-Match names this ETag, or any ("*"); weak comparison, as RFC 9110 asks for GET. */
+function holdsCurrent(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  const weak = (tag: string) => tag.trim().replace(/^W\//, "");
+  return ifNoneMatch.split(",").some((tag) => tag.trim() === "*" || weak(tag) === weak(etag));
+}
 
 /** Public product-page view, served from the cache only. */
 export function skuViewRoutes(deps: { redis: FlashgateRedis; purchases: PurchaseService }) {
@@ -46,13 +63,18 @@ export function skuViewRoutes(deps: { redis: FlashgateRedis; purchases: Purchase
       if (missing === "ENDED") throw ApiError.of(refusals.ended);
       throw ApiError.of(refusals.rebuilding);
     }
-    c.header("cache-control", "public, max-age=1");
-    return c.json<z.output<typeof skuViewSchema>>({
+    const view: z.output<typeof skuViewSchema> = {
       state: publicState(sku),
       available: Math.max(0, sku.available - sku.liveReservations),
       priceCents: sku.priceCents,
       currency: sku.currency,
-    });
+    };
+    // The view's own values are its validator: a storefront or CDN revalidating gets 304 and no body.
+    const etag = `W/"${view.state}.${view.available}.${view.priceCents}.${view.currency}"`;
+    c.header("etag", etag);
+    c.header("cache-control", "public, max-age=1");
+    if (holdsCurrent(c.req.header("if-none-match"), etag)) return c.body(null, 304);
+    return c.json(view);
   });
   return router;
 }

@@ -1,0 +1,37 @@
+import { createSale, freshIds } from "@flashgate/testkit";
+import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+describe("the public SKU view", () => {
+  let api: ApiHarness;
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(async () => api.close());
+
+  it("is revalidated by its ETag: 304 without a body while current, 200 with a new one once it changed", async () => {
+    const sale = freshIds();
+    await createSale(api.pool, { ...sale, units: 5 });
+    await api.load(sale.activityId, sale.skuId);
+    const path = `${api.url}/v1/activities/${sale.activityId}/skus/${sale.skuId}`;
+    const first = await fetch(path);
+    expect(first.status).toBe(200);
+    expect(await first.json()).toMatchObject({ state: "OPEN", available: 5 });
+    const etag = first.headers.get("etag") ?? "";
+    expect(etag).toMatch(/^W\/".+"$/);
+    expect(first.headers.get("cache-control")).toBe("public, max-age=1");
+
+    const revalidated = await fetch(path, { headers: { "if-none-match": `"other", ${etag}` } });
+    expect(revalidated.status).toBe(304);
+    expect(await revalidated.text()).toBe("");
+    expect(revalidated.headers.get("etag")).toBe(etag);
+    expect((await fetch(path, { headers: { "if-none-match": "*" } })).status).toBe(304);
+
+    // A purchase reserves a unit: the view the client holds is no longer current.
+    expect((await api.purchase(1, sale)).status).toBe(201);
+    const changed = await fetch(path, { headers: { "if-none-match": etag } });
+    expect(changed.status).toBe(200);
+    expect(await changed.json()).toMatchObject({ available: 4 });
+    expect(changed.headers.get("etag")).not.toBe(etag);
+  });
+});
