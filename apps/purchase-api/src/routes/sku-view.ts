@@ -8,7 +8,7 @@ import { type Operation, pathIds, serve } from "../operation.ts";
 import { currencySchema } from "../order-json.ts";
 import { ApiError } from "../problem.ts";
 
-export const skuViewSchema = z.strictObject({
+const skuViewSchema = z.strictObject({
   state: z.enum(["NOT_STARTED", "OPEN", "SOLD_OUT", "ENDED"]),
   available: z
     .number()
