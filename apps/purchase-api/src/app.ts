@@ -25,7 +25,7 @@ import { docsRoutes } from "./routes/docs.ts";
 import { paymentRoutes } from "./routes/payments.ts";
 import { placePurchase, placePurchaseHandler } from "./routes/place-purchase.ts";
 import { purchaseRoutes } from "./routes/purchases.ts";
-import { skuViewRoutes } from "./routes/sku-view.ts";
+import { skuViewHandler, skuViewIds, skuViewRoutes } from "./routes/sku-view.ts";
 import { traceIdOf } from "./trace.ts";
 
 export interface AppDeps {
@@ -131,12 +131,18 @@ export function createApp(deps: AppDeps) {
     );
   });
 
-  // The node:http listener: the purchase flood goes straight to its handler, everything else to Hono.
+  // The node:http listener: the floods (purchases, product-page views) go straight to their handlers,
+  // everything else to Hono.
   const purchaseListener = placePurchaseHandler({ purchases, verifyUser, metrics, logger });
+  const viewListener = skuViewHandler({ redis, purchases, metrics, logger });
   const honoListener = getRequestListener(app.fetch);
   const listener = (incoming: IncomingMessage, outgoing: ServerResponse) => {
-    if (incoming.method === "POST" && incoming.url === placePurchase.path)
+    if (incoming.method === "POST" && incoming.url === placePurchase.path) {
       purchaseListener(incoming, outgoing);
+      return;
+    }
+    const view = skuViewIds(incoming);
+    if (view) viewListener(incoming, outgoing, view);
     else honoListener(incoming, outgoing);
   };
   return Object.assign(app, { metrics, listener });

@@ -4,6 +4,7 @@ import type { Logger } from "@flashgate/logger";
 import { type PurchaseResult, type PurchaseService, refusalCodes } from "@flashgate/sale";
 import { z } from "zod";
 import { authenticateUser } from "../auth.ts";
+import { memo, writeReply } from "../bare-route.ts";
 import { parseJson, readBody } from "../body.ts";
 import type { Metrics } from "../metrics.ts";
 import { keyPattern, type Operation } from "../operation.ts";
@@ -37,18 +38,6 @@ export const placePurchase = {
 } satisfies Operation;
 const route = placePurchase.path;
 
-function memo<K, V>(make: (key: K) => V): (key: K) => V {
-  const made = new Map<K, V>();
-  return (key) => {
-    let value = made.get(key);
-    if (value === undefined) {
-      value = make(key);
-      made.set(key, value);
-    }
-    return value;
-  };
-}
-
 const orderReply = (result: { order: Parameters<typeof orderJson>[0] }, status: number): Reply => {
   const order = orderJson(result.order);
   const headers: Record<string, string> = { "content-type": "application/json" };
@@ -74,18 +63,13 @@ export function placePurchaseHandler(deps: {
   logger: Logger;
 }) {
   const { purchases, verifyUser, metrics, logger } = deps;
-  // Label lookups hash their labels on every call; the children are resolved once per status/outcome.
   const duration = memo((status: number) => metrics.requestDuration.child({ route, status }));
   const admitted = memo((outcome: string) => metrics.admissions.labels({ outcome }));
   return (incoming: IncomingMessage, outgoing: ServerResponse): void => {
     const started = performance.now();
     const traceId = traceIdOf(incoming.headers["x-request-id"]);
     const send = (reply: Reply) => {
-      reply.headers["x-request-id"] = traceId;
-      // A known length lets node write head and body in one send, not as chunks.
-      reply.headers["content-length"] = String(Buffer.byteLength(reply.body));
-      outgoing.writeHead(reply.status, reply.headers);
-      outgoing.end(reply.body);
+      writeReply(outgoing, reply, traceId);
       duration(reply.status).observe((performance.now() - started) / 1000);
     };
     const fail = (error: unknown) =>

@@ -21,6 +21,18 @@ describe("the public SKU view", () => {
     expect(etag).toMatch(/^W\/".+"$/);
     expect(first.headers.get("cache-control")).toBe("public, max-age=1");
 
+    // The same view, its trace id echoed, whether the bare handler or Hono (a query string) serves it.
+    const traced = await fetch(path, { headers: { "x-request-id": "trace-view-1" } });
+    expect(traced.headers.get("x-request-id")).toBe("trace-view-1");
+    const viaHono = await fetch(`${path}?utm_source=mail`, { headers: { "x-request-id": "trace-view-2" } });
+    expect([viaHono.status, viaHono.headers.get("etag"), viaHono.headers.get("x-request-id")]).toEqual([
+      200,
+      etag,
+      "trace-view-2",
+    ]);
+    expect(await viaHono.json()).toEqual(await traced.json());
+    expect((await fetch(`${path}?a=1`, { headers: { "if-none-match": etag } })).status).toBe(304);
+
     const revalidated = await fetch(path, { headers: { "if-none-match": `"other", ${etag}` } });
     expect(revalidated.status).toBe(304);
     expect(await revalidated.text()).toBe("");

@@ -1,12 +1,18 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { parseId } from "@flashgate/auth";
 import { type FlashgateRedis, publicState, readCachedSku } from "@flashgate/cache";
+import type { Logger } from "@flashgate/logger";
 import { type PurchaseService, refusals } from "@flashgate/sale";
 import { Hono } from "hono";
 import { z } from "zod";
+import { memo, writeReply } from "../bare-route.ts";
 import { pathId } from "../body.ts";
 import type { AppEnv } from "../env.ts";
+import type { Metrics } from "../metrics.ts";
 import { type Operation, pathIds, serve } from "../operation.ts";
 import { currencySchema } from "../order-json.ts";
-import { ApiError } from "../problem.ts";
+import { ApiError, errorReply, type Reply } from "../problem.ts";
+import { traceIdOf } from "../trace.ts";
 
 const skuViewSchema = z.strictObject({
   state: z.enum(["NOT_STARTED", "OPEN", "SOLD_OUT", "ENDED"]),
@@ -39,6 +45,14 @@ export const skuView: Operation = {
   problems: ["INVALID_REQUEST", "NOT_FOUND", "ACTIVITY_NOT_OPEN", "UNAVAILABLE"],
 };
 
+/** As Hono names the route: one label for the view however it was served. */
+const routeLabel = "/v1/activities/:activityId/skus/:skuId";
+
+interface SkuViewDeps {
+  redis: FlashgateRedis;
+  purchases: PurchaseService;
+}
+
 /** If-None-Match names this ETag, or any ("*"); weak comparison, as RFC 9110 asks for GET. */
 function holdsCurrent(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
@@ -46,35 +60,94 @@ function holdsCurrent(ifNoneMatch: string | undefined, etag: string): boolean {
   return ifNoneMatch.split(",").some((tag) => tag.trim() === "*" || weak(tag) === weak(etag));
 }
 
-/** Public product-page view, served from the cache only. */
-export function skuViewRoutes(deps: { redis: FlashgateRedis; purchases: PurchaseService }) {
+/** The view from the cache only; a SKU it holds no state for is answered from the sale directory. */
+async function viewReply(
+  deps: SkuViewDeps,
+  activityId: number,
+  skuId: number,
+  ifNoneMatch: string | undefined,
+): Promise<Reply> {
+  const sku = await readCachedSku(deps.redis, activityId, skuId).catch(() => {
+    throw ApiError.of(refusals.cacheDown);
+  });
+  if (!sku) {
+    const missing = await deps.purchases.missingSku(activityId, skuId).catch(() => {
+      throw ApiError.of(refusals.databaseDown);
+    });
+    if (missing === "NOT_FOUND") throw ApiError.of(refusals.unknownSku);
+    if (missing === "ENDED") throw ApiError.of(refusals.ended);
+    throw ApiError.of(refusals.rebuilding);
+  }
+  const view: z.output<typeof skuViewSchema> = {
+    state: publicState(sku),
+    available: Math.max(0, sku.available - sku.liveReservations),
+    priceCents: sku.priceCents,
+    currency: sku.currency,
+  };
+  // The view's own values are its validator: a storefront or CDN revalidating gets 304 and no body.
+  const etag = `W/"${view.state}.${view.available}.${view.priceCents}.${view.currency}"`;
+  const headers = { etag, "cache-control": "public, max-age=1" };
+  if (holdsCurrent(ifNoneMatch, etag)) return { status: 304, headers, body: "" };
+  return {
+    status: 200,
+    headers: { ...headers, "content-type": "application/json" },
+    body: JSON.stringify(view),
+  };
+}
+
+const viewPath = /^\/v1\/activities\/(\d{1,16})\/skus\/(\d{1,16})$/;
+
+/** The ids of a plain view request (no query, valid ids), which the bare handler serves; else undefined. */
+export function skuViewIds(incoming: IncomingMessage): { activityId: number; skuId: number } | undefined {
+  if (incoming.method !== "GET") return undefined;
+  const match = viewPath.exec(incoming.url ?? "");
+  const activityId = match && parseId(match[1]);
+  const skuId = match && parseId(match[2]);
+  return activityId && skuId ? { activityId, skuId } : undefined;
+}
+
+/**
+ * The public view straight on node:http: the product page is what a crowd reloads, and a flood of it
+ * must not take the CPU that buyers need. Anything else on its path (a query, an invalid id) goes to
+ * the Hono route, which answers it by the same rule.
+ */
+export function skuViewHandler(deps: SkuViewDeps & { metrics: Metrics; logger: Logger }) {
+  const duration = memo((status: number) =>
+    deps.metrics.requestDuration.child({ route: routeLabel, status }),
+  );
+  return (
+    incoming: IncomingMessage,
+    outgoing: ServerResponse,
+    ids: { activityId: number; skuId: number },
+  ) => {
+    const started = performance.now();
+    const traceId = traceIdOf(incoming.headers["x-request-id"]);
+    viewReply(deps, ids.activityId, ids.skuId, incoming.headers["if-none-match"])
+      .catch((error) =>
+        errorReply(error, traceId, (err) =>
+          deps.logger.error({ err, traceId, path: incoming.url }, "unhandled error"),
+        ),
+      )
+      .then((reply) => {
+        writeReply(outgoing, reply, traceId);
+        duration(reply.status).observe((performance.now() - started) / 1000);
+      })
+      .catch((err) => deps.logger.error({ err, traceId, path: incoming.url }, "reply failed"));
+  };
+}
+
+/** The same view through Hono, for what the bare handler leaves: its path with a query or a bad id. */
+export function skuViewRoutes(deps: SkuViewDeps) {
   const router = new Hono<AppEnv>();
   serve(router, skuView, async (c) => {
-    const activityId = pathId(c, "activityId");
-    const skuId = pathId(c, "skuId");
-    const sku = await readCachedSku(deps.redis, activityId, skuId).catch(() => {
-      throw ApiError.of(refusals.cacheDown);
-    });
-    if (!sku) {
-      const missing = await deps.purchases.missingSku(activityId, skuId).catch(() => {
-        throw ApiError.of(refusals.databaseDown);
-      });
-      if (missing === "NOT_FOUND") throw ApiError.of(refusals.unknownSku);
-      if (missing === "ENDED") throw ApiError.of(refusals.ended);
-      throw ApiError.of(refusals.rebuilding);
-    }
-    const view: z.output<typeof skuViewSchema> = {
-      state: publicState(sku),
-      available: Math.max(0, sku.available - sku.liveReservations),
-      priceCents: sku.priceCents,
-      currency: sku.currency,
-    };
-    // The view's own values are its validator: a storefront or CDN revalidating gets 304 and no body.
-    const etag = `W/"${view.state}.${view.available}.${view.priceCents}.${view.currency}"`;
-    c.header("etag", etag);
-    c.header("cache-control", "public, max-age=1");
-    if (holdsCurrent(c.req.header("if-none-match"), etag)) return c.body(null, 304);
-    return c.json(view);
+    const reply = await viewReply(
+      deps,
+      pathId(c, "activityId"),
+      pathId(c, "skuId"),
+      c.req.header("if-none-match"),
+    );
+    for (const [name, value] of Object.entries(reply.headers)) c.header(name, value);
+    return reply.status === 304 ? c.body(null, 304) : c.body(reply.body, 200);
   });
   return router;
 }
