@@ -66,12 +66,12 @@ export async function lookupDirectory(
   skuId: number,
   nowMs = Date.now(),
 ): Promise<DirectoryAnswer> {
-  const [[, complete], [, [window, sku]]] = (await redis
-    .multi()
-    .hget(directoryKeys.state, "complete")
-    .hmget(directoryKeys.activity(activityId), windowField, skuField(skuId))
-    .exec()) as [[null, string | null], [null, (string | null)[]]];
-  if (complete === null) return "INCOMPLETE";
+  const [complete, window, sku] = (await redis.fgDirectoryLookup(
+    directoryKeys.state,
+    directoryKeys.activity(activityId),
+    skuField(skuId),
+  )) as (string | null)[];
+  if (!complete) return "INCOMPLETE";
   const endsMs = storedValue(window);
   if (endsMs === undefined || endsMs === "-" || storedValue(sku) !== "+") return "NOT_FOUND";
   return Number(endsMs) <= nowMs ? "ENDED" : "LIVE";

@@ -15,6 +15,8 @@ const definitions = {
   fgLeaseRenew: { numberOfKeys: 1, lua: lua("lease-renew") },
   fgLeaseRelease: { numberOfKeys: 1, lua: lua("lease-release") },
   fgLeaseMark: { numberOfKeys: 2, lua: lua("lease-mark") },
+  fgView: { numberOfKeys: 2, lua: lua("view") },
+  fgDirectoryLookup: { numberOfKeys: 2, lua: lua("directory-lookup") },
   // Its first argument is the number of keys: one activity hash per entry.
   fgDirectory: { lua: lua("directory") },
 } as const;

@@ -21,14 +21,10 @@ export async function readCachedSku(
   nowMs = Date.now(),
 ): Promise<CachedSku | undefined> {
   const keys = skuKeys(activityId, skuId);
-  // Named fields only: the hash also holds one field per buyer.
-  const [[, fields], [, reservations]] = (await redis
-    .multi()
-    .hmget(keys.sku, "available", "price_cents", "currency", "starts_ms", "ends_ms", "rebuy", "pos", "buyers")
-    .zcount(keys.reservations, nowMs, "+inf")
-    .exec()) as [[null, (string | null)[]], [null, number]];
-  const [available, priceCents, currency, startsMs, endsMs, rebuy, position, buyers] = fields;
-  if (available === null) return undefined;
+  // One script call: a view is what a crowd reloads, and a MULTI costs it four commands.
+  const fields = (await redis.fgView(keys.sku, keys.reservations, nowMs)) as (string | number | null)[];
+  if (fields.length === 0) return undefined;
+  const [available, priceCents, currency, startsMs, endsMs, rebuy, position, buyers, reservations] = fields;
   return {
     available: Number(available),
     priceCents: Number(priceCents),
@@ -37,7 +33,7 @@ export async function readCachedSku(
     endsMs: Number(endsMs),
     rebuy: rebuy === "1",
     position: String(position),
-    liveReservations: reservations,
+    liveReservations: Number(reservations),
     buyers: Number(buyers ?? 0),
   };
 }
