@@ -25,7 +25,7 @@ import { docsRoutes } from "./routes/docs.ts";
 import { paymentRoutes } from "./routes/payments.ts";
 import { placePurchase, placePurchaseHandler } from "./routes/place-purchase.ts";
 import { purchaseRoutes } from "./routes/purchases.ts";
-import { skuViewHandler, skuViewIds, skuViewRoutes } from "./routes/sku-view.ts";
+import { createViewCache, skuViewHandler, skuViewIds, skuViewRoutes } from "./routes/sku-view.ts";
 import { traceIdOf } from "./trace.ts";
 
 export interface AppDeps {
@@ -103,7 +103,8 @@ export function createApp(deps: AppDeps) {
   const guards: Guards = { user: requireUser(verifyUser), admin: requireAdmin(verifyAdmin, verifyUser) };
   app.route("/", docsRoutes(openApiDocument));
   app.route("/", purchaseRoutes(purchases, guards));
-  app.route("/", skuViewRoutes({ redis, purchases }));
+  const views = createViewCache(config.VIEW_CACHE_MS);
+  app.route("/", skuViewRoutes({ redis, purchases, views }));
   app.route(
     "/",
     paymentRoutes({ payments: createPaymentService(pool), secret: config.PAYMENT_WEBHOOK_SECRET }),
@@ -134,7 +135,7 @@ export function createApp(deps: AppDeps) {
   // The node:http listener: the floods (purchases, product-page views) go straight to their handlers,
   // everything else to Hono.
   const purchaseListener = placePurchaseHandler({ purchases, verifyUser, metrics, logger });
-  const viewListener = skuViewHandler({ redis, purchases, metrics, logger });
+  const viewListener = skuViewHandler({ redis, purchases, views, metrics, logger });
   const honoListener = getRequestListener(app.fetch);
   const listener = (incoming: IncomingMessage, outgoing: ServerResponse) => {
     if (incoming.method === "POST" && incoming.url === placePurchase.path) {

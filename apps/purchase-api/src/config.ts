@@ -27,6 +27,7 @@ const purchaseApiConfigSchema = z
     RATE_LIMIT: int(10),
     RATE_WINDOW_MS: int(1000),
     SOLD_OUT_CACHE_MS: int(250, 0),
+    VIEW_CACHE_MS: int(250, 0),
     HTTP_HEADERS_TIMEOUT_MS: int(10_000),
     HTTP_REQUEST_TIMEOUT_MS: int(15_000),
     HTTP_KEEP_ALIVE_TIMEOUT_MS: int(5_000),

@@ -28,6 +28,8 @@ export async function startApi(options: ApiHarnessOptions = {}) {
     ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
     LOG_LEVEL: "silent",
     RATE_LIMIT: "1000",
+    // Tests read a view right after changing it; its freshness has a test of its own.
+    VIEW_CACHE_MS: "0",
     // Every test client shares one loopback address; a stampede of them is the test, not an attack.
     HTTP_MAX_CONNECTIONS: "100000",
     HTTP_MAX_CONNECTIONS_PER_ADDRESS: "100000",

@@ -46,4 +46,22 @@ describe("the public SKU view", () => {
     expect(await changed.json()).toMatchObject({ available: 4 });
     expect(changed.headers.get("etag")).not.toBe(etag);
   });
+
+  it("is read from Redis once per VIEW_CACHE_MS by each instance, whatever the crowd", async () => {
+    const holding = await startApi({ env: { VIEW_CACHE_MS: "60000" } });
+    try {
+      const sale = freshIds();
+      await createSale(api.pool, { ...sale, units: 5 });
+      await api.load(sale.activityId, sale.skuId);
+      const path = `/v1/activities/${sale.activityId}/skus/${sale.skuId}`;
+      const viewOf = async (on: ApiHarness) => (await (await fetch(`${on.url}${path}`)).json()).available;
+      expect(await viewOf(holding)).toBe(5);
+      expect((await api.purchase(1, sale)).status).toBe(201);
+      // The instance that holds the view answers it as it read it; one that holds none reads Redis.
+      expect(await viewOf(holding)).toBe(5);
+      expect(await viewOf(api)).toBe(4);
+    } finally {
+      await holding.close();
+    }
+  });
 });

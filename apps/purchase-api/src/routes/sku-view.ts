@@ -51,7 +51,48 @@ const routeLabel = "/v1/activities/:activityId/skus/:skuId";
 interface SkuViewDeps {
   redis: FlashgateRedis;
   purchases: PurchaseService;
+  views: ViewCache;
 }
+
+type SkuViewBody = z.output<typeof skuViewSchema>;
+
+/** Views this process answered from Redis, at most this many at once. */
+const maxCachedViews = 10_000;
+
+/**
+ * A SKU's view as this process last read it, for `freshMs`: a crowd reloading one product page costs
+ * Redis one read per SKU per instance that often. Well within the freshness every answer states
+ * (`max-age=1`): a storefront's CDN may hold it longer.
+ */
+export function createViewCache(freshMs: number) {
+  const views = new Map<string, RenderedView & { until: number }>();
+  return {
+    get(activityId: number, skuId: number): RenderedView | undefined {
+      const held = views.get(`${activityId}:${skuId}`);
+      return held && held.until > performance.now() ? held : undefined;
+    },
+    set(activityId: number, skuId: number, view: RenderedView) {
+      if (freshMs === 0) return;
+      if (views.size >= maxCachedViews) views.clear();
+      views.set(`${activityId}:${skuId}`, { ...view, until: performance.now() + freshMs });
+    },
+  };
+}
+
+/** A view as it is sent: its body and, from the view's own values, its validator. */
+interface RenderedView {
+  etag: string;
+  body: string;
+}
+
+function render(view: SkuViewBody): RenderedView {
+  return {
+    etag: `W/"${view.state}.${view.available}.${view.priceCents}.${view.currency}"`,
+    body: JSON.stringify(view),
+  };
+}
+
+type ViewCache = ReturnType<typeof createViewCache>;
 
 /** If-None-Match names this ETag, or any ("*"); weak comparison, as RFC 9110 asks for GET. */
 function holdsCurrent(ifNoneMatch: string | undefined, etag: string): boolean {
@@ -61,12 +102,7 @@ function holdsCurrent(ifNoneMatch: string | undefined, etag: string): boolean {
 }
 
 /** The view from the cache only; a SKU it holds no state for is answered from the sale directory. */
-async function viewReply(
-  deps: SkuViewDeps,
-  activityId: number,
-  skuId: number,
-  ifNoneMatch: string | undefined,
-): Promise<Reply> {
+async function readView(deps: SkuViewDeps, activityId: number, skuId: number): Promise<RenderedView> {
   const sku = await readCachedSku(deps.redis, activityId, skuId).catch(() => {
     throw ApiError.of(refusals.cacheDown);
   });
@@ -78,21 +114,27 @@ async function viewReply(
     if (missing === "ENDED") throw ApiError.of(refusals.ended);
     throw ApiError.of(refusals.rebuilding);
   }
-  const view: z.output<typeof skuViewSchema> = {
+  const view = render({
     state: publicState(sku),
     available: Math.max(0, sku.available - sku.liveReservations),
     priceCents: sku.priceCents,
     currency: sku.currency,
-  };
-  // The view's own values are its validator: a storefront or CDN revalidating gets 304 and no body.
-  const etag = `W/"${view.state}.${view.available}.${view.priceCents}.${view.currency}"`;
+  });
+  deps.views.set(activityId, skuId, view);
+  return view;
+}
+
+async function viewReply(
+  deps: SkuViewDeps,
+  activityId: number,
+  skuId: number,
+  ifNoneMatch: string | undefined,
+): Promise<Reply> {
+  const { etag, body } = deps.views.get(activityId, skuId) ?? (await readView(deps, activityId, skuId));
+  // A storefront or CDN revalidating the view it holds gets 304 and no body.
   const headers = { etag, "cache-control": "public, max-age=1" };
   if (holdsCurrent(ifNoneMatch, etag)) return { status: 304, headers, body: "" };
-  return {
-    status: 200,
-    headers: { ...headers, "content-type": "application/json" },
-    body: JSON.stringify(view),
-  };
+  return { status: 200, headers: { ...headers, "content-type": "application/json" }, body };
 }
 
 const viewPath = /^\/v1\/activities\/(\d{1,16})\/skus\/(\d{1,16})$/;
