@@ -35,4 +35,11 @@ describe("readiness while every decision waits for a lock", () => {
     }
     expect((await purchases).map((response) => response.status)).toEqual([201, 201]);
   }, 30_000);
+
+  it("stays ready under a flood of its own probe: anyone may call /readyz, and each call must not be a query", async () => {
+    const statuses = await Promise.all(
+      Array.from({ length: 300 }, async () => (await fetch(`${api.url}/readyz`)).status),
+    );
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+  });
 });

@@ -28,6 +28,25 @@ describe("serviceRoutes", () => {
     expect([ready.status, await ready.json()]).toEqual([200, { status: "ready", redis: true }]);
   });
 
+  it("shares each probe's answer among the calls while it runs and for a second after: a flood is one probe", async () => {
+    let probed = 0;
+    const routes = serviceRoutes(
+      {
+        database: async () => {
+          probed += 1;
+          return "ok";
+        },
+      },
+      new Registry(),
+    );
+    const statuses = await Promise.all(
+      Array.from({ length: 50 }, async () => (await routes.request("/readyz")).status),
+    );
+    expect([new Set(statuses), probed]).toEqual([new Set([200]), 1]);
+    await routes.request("/readyz");
+    expect(probed).toBe(1);
+  });
+
   it("serves liveness and the registry's metrics", async () => {
     const registry = new Registry();
     new Counter({ name: "served_total", help: "a counter of this registry", registers: [registry] }).inc(3);

@@ -20,11 +20,31 @@ async function answers(probe: ReadinessProbe): Promise<boolean> {
   }
 }
 
+/** How long a probe's answer is given again: a flood of /readyz costs each dependency one probe at a time. */
+const probeFreshMs = 1000;
+
+/**
+ * A probe whose answer is shared: by every caller while it runs, and for `probeFreshMs` after. Anyone
+ * may call /readyz, and a probe per call would turn a flood of it into a flood of queries — and into
+ * "not ready" once the probe's own bounded pool overflows, taking a healthy instance out of its balancer.
+ */
+function sharedProbe(probe: ReadinessProbe): () => Promise<boolean> {
+  let last: { answer: Promise<boolean>; at: number } | undefined;
+  return () => {
+    const now = performance.now();
+    if (!last || now - last.at >= probeFreshMs) last = { answer: answers(probe), at: now };
+    return last.answer;
+  };
+}
+
 /**
  * Every service's operational routes, alike: /healthz (the process runs), /readyz (each probe answered
- * within a second; 503 naming the ones that did not) and /metrics (Prometheus text).
+ * within a second, as of the last second; 503 naming the ones that did not) and /metrics (Prometheus text).
  */
-export function serviceRoutes(probes: Record<string, ReadinessProbe>, registry: Registry) {
+export function serviceRoutes(givenProbes: Record<string, ReadinessProbe>, registry: Registry) {
+  const probes = Object.fromEntries(
+    Object.entries(givenProbes).map(([name, probe]) => [name, sharedProbe(probe)]),
+  );
   // Readiness as a metric too, probed at each scrape: alerts see what a balancer sees on /readyz.
   new Gauge({
     name: "flashgate_dependency_up",
@@ -33,7 +53,7 @@ export function serviceRoutes(probes: Record<string, ReadinessProbe>, registry: 
     registers: [registry],
     async collect() {
       const names = Object.keys(probes);
-      const results = await Promise.all(names.map((name) => answers(probes[name])));
+      const results = await Promise.all(names.map((name) => probes[name]()));
       for (const [i, name] of names.entries()) this.set({ dependency: name }, results[i] ? 1 : 0);
     },
   });
@@ -41,7 +61,7 @@ export function serviceRoutes(probes: Record<string, ReadinessProbe>, registry: 
     .get("/healthz", (c) => c.json({ status: "ok" }))
     .get("/readyz", async (c) => {
       const names = Object.keys(probes);
-      const results = await Promise.all(names.map((name) => answers(probes[name])));
+      const results = await Promise.all(names.map((name) => probes[name]()));
       const checks = Object.fromEntries(names.map((name, i) => [name, results[i]]));
       const ready = results.every(Boolean);
       return c.json({ status: ready ? "ready" : "not ready", ...checks }, ready ? 200 : 503);
