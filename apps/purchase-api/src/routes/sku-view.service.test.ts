@@ -54,7 +54,8 @@ describe("the public SKU view", () => {
       await createSale(api.pool, { ...sale, units: 5 });
       await api.load(sale.activityId, sale.skuId);
       const path = `/v1/activities/${sale.activityId}/skus/${sale.skuId}`;
-      const viewOf = async (on: ApiHarness) => (await (await fetch(`${on.url}${path}`)).json()).available;
+      const viewOf = async (on: ApiHarness) =>
+        ((await (await fetch(`${on.url}${path}`)).json()) as { available: number }).available;
       expect(await viewOf(holding)).toBe(5);
       expect((await api.purchase(1, sale)).status).toBe(201);
       // The instance that holds the view answers it as it read it; one that holds none reads Redis.
