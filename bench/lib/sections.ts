@@ -315,8 +315,8 @@ function floodSection(results: Results): string[] {
     "",
     `flashgate only. ${roundsOf(profile.rounds)}; each round, in an order that rotates, a sale of ${profile.units} units gets ${profile.requests} purchase requests from ${profile.users} users over ${profile.connections} connections: quiet, beside ${profile.floodConnections} clients each viewing \`GET /v1/activities/:a/skus/:s\` every ${profile.floodThinkMs} ms for the sale's own SKU (served from Redis: the flood's CPU alone), and beside as many viewing random ids no sale has (each answered 404 from the sale directory in Redis; MySQL only while the directory is not loaded whole). The flood runs on a thread of its own in the bench process; an uncounted sale warms the system up first.`,
     "",
-    "| condition | 201s | 201 p50 / p99 / p99.9 ms | flood answers/s (by status) |",
-    "|---|---|---|---|",
+    "| condition | 201s | 201 p50 / p99 / p99.9 ms | flood answers/s (by status) | machine busy, per round | bench process, cores, per round |",
+    "|---|---|---|---|---|---|",
   ];
   for (const condition of ["quiet", "known", "unknown"]) {
     const c = flood.created201Ms[condition];
@@ -329,8 +329,10 @@ function floodSection(results: Results): string[] {
       )
       .join(" · ");
     const rate = floods.map((r) => r.flood.perSecond).join(" / ");
+    const rounds = flood.rounds.filter((r) => r.condition === condition);
+    const perRound = (field: string) => rounds.map((r) => r[field] ?? "–").join(" / ");
     lines.push(
-      `| ${condition} | ${c?.count ?? 0} | ${c ? `${c.p50} / ${c.p99} / ${c.p999}` : "–"} | ${floods.length ? `${rate} (${answers})` : "–"} |`,
+      `| ${condition} | ${c?.count ?? 0} | ${c ? `${c.p50} / ${c.p99} / ${c.p999}` : "–"} | ${floods.length ? `${rate} (${answers})` : "–"} | ${perRound("machineBusyShare")} | ${perRound("benchCoresUsed")} |`,
     );
   }
   lines.push(

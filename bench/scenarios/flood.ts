@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import type { FlashgateRedis } from "@flashgate/cache";
 import type { Pool } from "mysql2/promise";
@@ -19,6 +20,14 @@ export interface FloodProfile {
 }
 
 type Condition = "quiet" | "known" | "unknown";
+
+/** The machine's busy and total CPU time so far (/proc/stat, clock ticks), to tell how full the cores were. */
+function machineTicks(): { busy: number; total: number } {
+  const ticks = readFileSync("/proc/stat", "utf8").split("\n")[0].split(/\s+/).slice(1).map(Number);
+  const total = ticks.slice(0, 8).reduce((sum, value) => sum + value, 0);
+  // idle and iowait are the 4th and 5th fields.
+  return { busy: total - ticks[3] - ticks[4], total };
+}
 
 /** Starts a flood of GETs on its own thread; resolves once it flows, with a stop that returns its result. */
 async function startFlood(order: FloodOrder) {
@@ -84,9 +93,17 @@ export async function floodScenario(
                 condition === "unknown" ? "unknown" : `/v1/activities/${sale.activityId}/skus/${sale.skuId}`,
             });
       process.stderr.write(`  flood: round ${round + 1}, ${condition}…\n`);
+      // What the cores did meanwhile, and how much of it was this bench process (its flood thread and
+      // the purchase load): the share of the machine the API could not have used.
+      const machineBefore = machineTicks();
+      const benchBefore = process.cpuUsage();
+      const startedAt = performance.now();
       const load = await runLoad(system.urls, profile.requests, profile.connections, (i) =>
         purchaseRequest(sale, tokens[i % profile.users], `flood-${sale.activityId}-${i}`),
       );
+      const elapsedMs = performance.now() - startedAt;
+      const benchUs = process.cpuUsage(benchBefore);
+      const machineAfter = machineTicks();
       const flood = await stopFlood?.();
       created[condition].push(...(load.latencies["201"] ?? []));
       rounds.push({
@@ -96,6 +113,11 @@ export async function floodScenario(
         unitsSold: await unitsSold(pool, sale),
         purchaseLatencyMs: latencySummary(load.latencies),
         errors: load.errors,
+        machineBusyShare:
+          Math.round(
+            ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100,
+          ) / 100,
+        benchCoresUsed: Math.round(((benchUs.user + benchUs.system) / 1000 / elapsedMs) * 100) / 100,
         flood: flood ?? null,
       });
     }
