@@ -4,6 +4,7 @@ import type { FlashgateRedis } from "@flashgate/cache";
 import type { Pool } from "mysql2/promise";
 import type { FloodOrder } from "../lib/flood-worker.ts";
 import { latencySummary, runLoad } from "../lib/load.ts";
+import { runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import type { Systems } from "../lib/systems.ts";
 import { openSale } from "./open-sale.ts";
@@ -13,6 +14,12 @@ export interface FloodProfile {
   requests: number;
   users: number;
   connections: number;
+  /**
+   * The sale's buyers arrive at this rate whatever the answers (open loop), below what the machine can
+   * answer: a closed loop holds the cores full by itself, and then any flood beside it only lengthens the
+   * queue every buyer waits in.
+   */
+  purchasesPerSecond: number;
   floodConnections: number;
   /** Each flooding client's pause between views: the flood's rate is at most connections / think time. */
   floodThinkMs: number;
@@ -98,8 +105,15 @@ export async function floodScenario(
       const machineBefore = machineTicks();
       const benchBefore = process.cpuUsage();
       const startedAt = performance.now();
-      const load = await runLoad(system.urls, profile.requests, profile.connections, (i) =>
-        purchaseRequest(sale, tokens[i % profile.users], `flood-${sale.activityId}-${i}`),
+      const load = await runOpenLoad(
+        system.urls,
+        {
+          rate: profile.purchasesPerSecond,
+          durationMs: (profile.requests / profile.purchasesPerSecond) * 1000,
+          connections: profile.connections,
+          timeoutMs: 10_000,
+        },
+        (i) => purchaseRequest(sale, tokens[i % profile.users], `flood-${sale.activityId}-${i}`),
       );
       const elapsedMs = performance.now() - startedAt;
       const benchUs = process.cpuUsage(benchBefore);
@@ -109,10 +123,11 @@ export async function floodScenario(
       rounds.push({
         round: round + 1,
         condition,
-        purchasesPerSecond: Math.round(load.perSecond),
+        purchasesPerSecond: Math.round(load.offeredPerSecond),
+        answered: load.answered,
         unitsSold: await unitsSold(pool, sale),
         purchaseLatencyMs: latencySummary(load.latencies),
-        errors: load.errors,
+        timedOut: load.timedOut,
         machineBusyShare:
           Math.round(
             ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100,
