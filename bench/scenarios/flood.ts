@@ -1,7 +1,8 @@
-import { readFileSync } from "node:fs";
+import { cpus } from "node:os";
 import { Worker } from "node:worker_threads";
 import type { FlashgateRedis } from "@flashgate/cache";
 import type { Pool } from "mysql2/promise";
+import { machineBusyMs } from "../lib/env.ts";
 import type { FloodOrder } from "../lib/flood-worker.ts";
 import { latencySummary, runLoad } from "../lib/load.ts";
 import { runOpenLoad } from "../lib/open-loop.ts";
@@ -27,14 +28,6 @@ export interface FloodProfile {
 }
 
 type Condition = "quiet" | "known" | "unknown";
-
-/** The machine's busy and total CPU time so far (/proc/stat, clock ticks), to tell how full the cores were. */
-function machineTicks(): { busy: number; total: number } {
-  const ticks = readFileSync("/proc/stat", "utf8").split("\n")[0].split(/\s+/).slice(1).map(Number);
-  const total = ticks.slice(0, 8).reduce((sum, value) => sum + value, 0);
-  // idle and iowait are the 4th and 5th fields.
-  return { busy: total - ticks[3] - ticks[4], total };
-}
 
 /** Starts a flood of GETs on its own thread; resolves once it flows, with a stop that returns its result. */
 async function startFlood(order: FloodOrder) {
@@ -102,7 +95,7 @@ export async function floodScenario(
       process.stderr.write(`  flood: round ${round + 1}, ${condition}…\n`);
       // What the cores did meanwhile, and how much of it was this bench process (its flood thread and
       // the purchase load): the share of the machine the API could not have used.
-      const machineBefore = machineTicks();
+      const machineBefore = machineBusyMs();
       const benchBefore = process.cpuUsage();
       const startedAt = performance.now();
       const load = await runOpenLoad(
@@ -116,8 +109,8 @@ export async function floodScenario(
         (i) => purchaseRequest(sale, tokens[i % profile.users], `flood-${sale.activityId}-${i}`),
       );
       const elapsedMs = performance.now() - startedAt;
+      const machineBusy = machineBusyMs() - machineBefore;
       const benchUs = process.cpuUsage(benchBefore);
-      const machineAfter = machineTicks();
       const flood = await stopFlood?.();
       created[condition].push(...(load.latencies["201"] ?? []));
       rounds.push({
@@ -128,10 +121,7 @@ export async function floodScenario(
         unitsSold: await unitsSold(pool, sale),
         purchaseLatencyMs: latencySummary(load.latencies),
         timedOut: load.timedOut,
-        machineBusyShare:
-          Math.round(
-            ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100,
-          ) / 100,
+        machineBusyShare: Math.round((machineBusy / (elapsedMs * cpus().length)) * 100) / 100,
         benchCoresUsed: Math.round(((benchUs.user + benchUs.system) / 1000 / elapsedMs) * 100) / 100,
         flood: flood ?? null,
       });

@@ -6,21 +6,10 @@ import {
   fastRedisUrl,
   fastTierContext,
   freshIds,
+  inWaves,
 } from "@flashgate/testkit";
 import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
-/** Runs `count` requests with `width` in flight at once; their statuses. */
-async function flood(count: number, width: number, request: (index: number) => Promise<number>) {
-  const statuses: number[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < count) statuses.push(await request(next++));
-    }),
-  );
-  return statuses;
-}
 
 const tally = (statuses: number[]) =>
   statuses.reduce<Record<number, number>>((counts, status) => {
@@ -53,9 +42,9 @@ describe("a flood of ids the cache holds no state for, answered from the sale di
     expect(await view(live.activityId, live.skuId)).toBe(200);
     const before = await account.statements();
     const answers = [
-      ...(await flood(300, 50, (i) => view(unknownActivity(i), 1 + i))),
-      ...(await flood(300, 50, (i) => view(live.activityId, live.skuId + 1 + i))),
-      ...(await flood(
+      ...(await inWaves(300, 50, (i) => view(unknownActivity(i), 1 + i))),
+      ...(await inWaves(300, 50, (i) => view(live.activityId, live.skuId + 1 + i))),
+      ...(await inWaves(
         300,
         50,
         async (i) => (await api.purchase(42, { ...live, skuId: live.skuId + 1 + i })).status,
@@ -69,13 +58,13 @@ describe("a flood of ids the cache holds no state for, answered from the sale di
     await markDirectoryIncomplete(api.redis);
     try {
       const before = await account.statements();
-      expect(tally(await flood(20, 10, (i) => view(unknownActivity(i), 1)))).toEqual({ 404: 20 });
+      expect(tally(await inWaves(20, 10, (i) => view(unknownActivity(i), 1)))).toEqual({ 404: 20 });
       expect(await account.statements()).toBeGreaterThan(before);
     } finally {
       await api.loadDirectory();
     }
     const before = await account.statements();
-    expect(tally(await flood(20, 10, (i) => view(unknownActivity(i), 1)))).toEqual({ 404: 20 });
+    expect(tally(await inWaves(20, 10, (i) => view(unknownActivity(i), 1)))).toEqual({ 404: 20 });
     expect(await account.statements()).toBe(before);
   });
 });

@@ -40,9 +40,12 @@ export const keyPattern = requestIdPattern.source;
 /** The middleware that authenticates a route's callers, by the security it declares. */
 export type Guards = Record<"user" | "admin", MiddlewareHandler<AppEnv>>;
 
+/** An operation's path as Hono routes it (and labels its metrics): `:name` for `{name}`. */
+export const routePath = (operation: Operation) => operation.path.replaceAll(/\{(\w+)\}/g, ":$1");
+
 /** Serves an operation on its method and path, behind the guard its security names (a public one behind none). */
 export function serve(router: Hono<AppEnv>, operation: Operation, handler: Handler<AppEnv>, guards?: Guards) {
-  const path = operation.path.replaceAll(/\{(\w+)\}/g, ":$1");
+  const path = routePath(operation);
   const method = operation.method.toUpperCase();
   if (operation.security !== "user" && operation.security !== "admin")
     return void router.on(method, path, handler);

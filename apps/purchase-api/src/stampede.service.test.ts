@@ -1,22 +1,7 @@
 import { readCachedSku } from "@flashgate/cache";
-import { createSale, freshIds, skuInDatabase, sold } from "@flashgate/testkit";
+import { createSale, freshIds, inWaves, skuInDatabase, sold } from "@flashgate/testkit";
 import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
-/** Runs `count` tasks with at most `width` in flight. */
-async function inWaves<T>(count: number, width: number, task: (index: number) => Promise<T>): Promise<T[]> {
-  const results: T[] = new Array(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < count) {
-        const index = next++;
-        results[index] = await task(index);
-      }
-    }),
-  );
-  return results;
-}
 
 describe("purchase stampede", () => {
   let api: ApiHarness;

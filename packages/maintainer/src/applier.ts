@@ -180,6 +180,11 @@ export function createApplier(deps: {
     let beatAt: number | undefined;
     const bySku = new Map<string, { activityId: number; skuId: number; items: Item[] }>();
     const activities: ActivityChange[] = [];
+    const directory: DirectoryEntry[] = [];
+    const learn = (change: SaleChange | ActivityChange) => {
+      const entry = directoryEntry(change);
+      if (entry) directory.push(entry);
+    };
     for (const record of records) {
       try {
         const event = parseChange(record.value);
@@ -194,10 +199,13 @@ export function createApplier(deps: {
           continue;
         }
         if (record.topic === topics.activity) {
-          activities.push(toActivityChange(event));
+          const change = toActivityChange(event);
+          activities.push(change);
+          learn(change);
           continue;
         }
         const change = toSaleChange(event);
+        learn(change);
         const key = skuRef(change.activityId, change.skuId);
         let group = bySku.get(key);
         if (!group) {
@@ -209,10 +217,6 @@ export function createApplier(deps: {
         dead.push({ record, reason: (error as Error).message });
       }
     }
-    const directory = [
-      ...activities,
-      ...[...bySku.values()].flatMap((group) => group.items.map((item) => item.change)),
-    ].flatMap((change) => directoryEntry(change) ?? []);
     await Promise.all([
       ...[...bySku.values()].map((group) => applySku(group.activityId, group.skuId, group.items)),
       directory.length ? writeDirectory(redis, directory) : undefined,

@@ -5,6 +5,7 @@ import {
   markDirectoryIncomplete,
   presentEntries,
   readDirectory,
+  skuRef,
   writeDirectory,
 } from "@flashgate/cache";
 import { binlogPosition } from "@flashgate/cdc";
@@ -41,12 +42,12 @@ export async function loadDirectoryFromDatabase(
     })),
   ];
   const activities = new Set(read.activities.map((activity) => activity.activityId));
-  const skus = new Set(read.skus.map((sku) => `${sku.activityId}:${sku.skuId}`));
+  const skus = new Set(read.skus.map((sku) => skuRef(sku.activityId, sku.skuId)));
   let removed = 0;
   for (const [activityId, fields] of await readDirectory(redis)) {
     const present = presentEntries(fields);
     const stale: DirectoryEntry[] = present.skus
-      .filter((skuId) => !skus.has(`${activityId}:${skuId}`))
+      .filter((skuId) => !skus.has(skuRef(activityId, skuId)))
       .map((skuId) => ({ kind: "sku", activityId, skuId, position, exists: false }));
     if (present.window && !activities.has(activityId))
       stale.push({ kind: "activity", activityId, position, endsMs: undefined });

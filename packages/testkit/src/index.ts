@@ -25,3 +25,4 @@ export {
 export { stackPart } from "./stack-part.ts";
 export { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
 export { testEngine, testStackEnv } from "./test-stack.ts";
+export { inWaves } from "./waves.ts";

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parseId } from "@flashgate/auth";
-import { type FlashgateRedis, publicState, readCachedSku } from "@flashgate/cache";
+import { type FlashgateRedis, publicState, readCachedSku, skuRef } from "@flashgate/cache";
 import type { Logger } from "@flashgate/logger";
 import { type PurchaseService, refusals } from "@flashgate/sale";
 import { Hono } from "hono";
@@ -9,7 +9,7 @@ import { memo, writeReply } from "../bare-route.ts";
 import { pathId } from "../body.ts";
 import type { AppEnv } from "../env.ts";
 import type { Metrics } from "../metrics.ts";
-import { type Operation, pathIds, serve } from "../operation.ts";
+import { type Operation, pathIds, routePath, serve } from "../operation.ts";
 import { currencySchema } from "../order-json.ts";
 import { ApiError, errorReply, type Reply } from "../problem.ts";
 import { traceIdOf } from "../trace.ts";
@@ -45,9 +45,6 @@ export const skuView: Operation = {
   problems: ["INVALID_REQUEST", "NOT_FOUND", "ACTIVITY_NOT_OPEN", "UNAVAILABLE"],
 };
 
-/** As Hono names the route: one label for the view however it was served. */
-const routeLabel = "/v1/activities/:activityId/skus/:skuId";
-
 interface SkuViewDeps {
   redis: FlashgateRedis;
   purchases: PurchaseService;
@@ -68,13 +65,13 @@ export function createViewCache(freshMs: number) {
   const views = new Map<string, RenderedView & { until: number }>();
   return {
     get(activityId: number, skuId: number): RenderedView | undefined {
-      const held = views.get(`${activityId}:${skuId}`);
+      const held = views.get(skuRef(activityId, skuId));
       return held && held.until > performance.now() ? held : undefined;
     },
     set(activityId: number, skuId: number, view: RenderedView) {
       if (freshMs === 0) return;
       if (views.size >= maxCachedViews) views.clear();
-      views.set(`${activityId}:${skuId}`, { ...view, until: performance.now() + freshMs });
+      views.set(skuRef(activityId, skuId), { ...view, until: performance.now() + freshMs });
     },
   };
 }
@@ -155,7 +152,7 @@ export function skuViewIds(incoming: IncomingMessage): { activityId: number; sku
  */
 export function skuViewHandler(deps: SkuViewDeps & { metrics: Metrics; logger: Logger }) {
   const duration = memo((status: number) =>
-    deps.metrics.requestDuration.child({ route: routeLabel, status }),
+    deps.metrics.requestDuration.child({ route: routePath(skuView), status }),
   );
   return (
     incoming: IncomingMessage,
