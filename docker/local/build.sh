@@ -50,7 +50,7 @@ build localhost/flashgate/jre:17 docker/local/jre
 build localhost/flashgate/maven:3 docker/local/jre docker/local/jre/Maven.Containerfile
 build localhost/flashgate/redis:7 docker/local/redis
 
-# The database: the MySQL 8 server the native stack unpacked (npm start / npm test fetch it), or MariaDB.
+# The database: the MySQL 8 server the native stack unpacked (the test setup fetches it first), or MariaDB.
 server="$root/.flashgate/jars/mysql/server"
 [ -x "$server/bin/mysqld" ] || { echo "no MySQL server in $server: run npm start (or npm test) once" >&2; exit 1; }
 rm -rf "$work/mysql" && mkdir -p "$work/mysql"

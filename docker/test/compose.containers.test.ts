@@ -97,6 +97,11 @@ describe("docker compose up, under podman with the local images", () => {
       endsAt: new Date(Date.now() + 3_600_000).toISOString(),
     });
     await put(`/activities/${activityId}/skus/1`, { initialStock: 50, priceCents: 1999, currency: "EUR" });
+    // A new SKU is unknown to the cache (404) until CDC has carried its rows: its public view says when.
+    await eventually(
+      async () => expect((await fetch(`${api}/v1/activities/${activityId}/skus/1`)).status).toBe(200),
+      { timeoutMs: 120_000, intervalMs: 200 },
+    );
     const buy = async (userId: number) => {
       for (;;) {
         const response = await fetch(`${api}/v1/purchases`, {
@@ -109,7 +114,7 @@ describe("docker compose up, under podman with the local images", () => {
           body: JSON.stringify({ activityId, skuId: 1 }),
         });
         const body = (await response.json()) as { code?: string };
-        // The cache learns of the new SKU through CDC: until then, 503 and come back.
+        // 503 is a dependency's passing trouble (the cache rebuilding, the database busy): come back.
         if (response.status !== 503) return { status: response.status, code: body.code };
         await new Promise((resolve) => setTimeout(resolve, 200));
       }

@@ -6,6 +6,7 @@ export {
   databaseNodes,
   primaryNode,
 } from "./components/database-nodes.ts";
+export { ensureMysqlServer } from "./components/database.ts";
 export { replicaState } from "./components/database-replication.ts";
 export { kafkaBootstrap } from "./components/kafka.ts";
 export { redisUrl } from "./components/redis.ts";

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { parseEnvFile, repoRoot } from "@flashgate/stack";
+import { consoleProgress, defaultHome, ensureMysqlServer, parseEnvFile, repoRoot, stackPaths } from "@flashgate/stack";
 
 /** podman's settings for these machines (docker/local/containers.conf): runc and explicit ulimits. */
 export const podmanEnv = { CONTAINERS_CONF: join(repoRoot, "docker", "local", "containers.conf") };
@@ -18,6 +18,8 @@ export const localImages = (): Record<string, string> =>
  */
 export async function servePodman(): Promise<{ dockerHost: string; stop: () => void }> {
   const env = { ...process.env, ...podmanEnv };
+  // The MySQL image is built from the server the native stack fetches from Maven Central.
+  await ensureMysqlServer(stackPaths(defaultHome), consoleProgress());
   const built = spawnSync("bash", [join(repoRoot, "docker", "local", "build.sh")], { env, stdio: "inherit" });
   if (built.status !== 0) throw new Error(`docker/local/build.sh failed (exit ${built.status})`);
   const socket = join(repoRoot, ".flashgate", "podman.sock");

@@ -6,11 +6,12 @@ import { join } from "node:path";
 import type { Connection, RowDataPacket } from "mysql2/promise";
 import type { DatabaseEngine } from "../config.ts";
 import type { Component, StackContext } from "../context.ts";
+import { ensureJars } from "../jars.ts";
 import { withJarsLock } from "../jars-lock.ts";
 import type { StackPaths } from "../paths.ts";
 import { sbinPath } from "../prerequisites.ts";
 import { startDaemon, tailLog } from "../processes.ts";
-import type { StepProgress } from "../progress.ts";
+import type { Progress, StepProgress } from "../progress.ts";
 import { StackError, waitFor } from "../wait.ts";
 import {
   adminConnection,
@@ -50,6 +51,15 @@ async function installMysql(paths: StackPaths, step: StepProgress): Promise<stri
         : `mysqld does not run: ${version.stderr.slice(-1000)}`,
     );
   }
+  return mysqld;
+}
+
+/** The MySQL 8 server of the native stack, fetched and unpacked if this machine has not yet: the local images copy it. */
+export async function ensureMysqlServer(paths: StackPaths, progress: Progress): Promise<string> {
+  await ensureJars(paths, progress);
+  const step = progress.step("the MySQL 8 server");
+  const mysqld = await installMysql(paths, step);
+  step.done(mysqlServer(paths));
   return mysqld;
 }
 
