@@ -1,12 +1,12 @@
 export { appEnv } from "./components/app.ts";
 export { connectorEnv, connectUrl } from "./components/connect.ts";
+export { ensureMysqlServer } from "./components/database.ts";
 export {
   adminConnection,
   databaseNodeName,
   databaseNodes,
   primaryNode,
 } from "./components/database-nodes.ts";
-export { ensureMysqlServer } from "./components/database.ts";
 export { replicaState } from "./components/database-replication.ts";
 export { kafkaBootstrap } from "./components/kafka.ts";
 export { redisUrl } from "./components/redis.ts";

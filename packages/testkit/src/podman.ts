@@ -2,7 +2,14 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { consoleProgress, defaultHome, ensureMysqlServer, parseEnvFile, repoRoot, stackPaths } from "@flashgate/stack";
+import {
+  consoleProgress,
+  defaultHome,
+  ensureMysqlServer,
+  parseEnvFile,
+  repoRoot,
+  stackPaths,
+} from "@flashgate/stack";
 
 /** podman's settings for these machines (docker/local/containers.conf): runc and explicit ulimits. */
 export const podmanEnv = { CONTAINERS_CONF: join(repoRoot, "docker", "local", "containers.conf") };
