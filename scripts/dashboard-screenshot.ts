@@ -5,14 +5,17 @@ import { join } from "node:path";
 import { repoRoot, stackContext } from "@flashgate/stack";
 import { chromium } from "playwright-core";
 
-const { config } = stackContext();
+const { config, secrets } = stackContext();
 const dashboardUrl = `http://127.0.0.1:${config.FLASHGATE_DASHBOARD_PORT}`;
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
   args: ["--no-sandbox", "--disable-gpu"],
 });
 try {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const page = await browser.newPage({
+    viewport: { width: 1400, height: 900 },
+    httpCredentials: { username: "operator", password: secrets.dashboardPassword },
+  });
   await page.goto(dashboardUrl);
   const demo = spawn(
     process.execPath,

@@ -4,6 +4,7 @@ import { compareSku } from "@flashgate/sync";
 import { parsePrometheus, sumOf } from "@flashgate/telemetry/scrape";
 import {
   type AppProcess,
+  awaitPartitionsShared,
   cachedAvailable,
   clients,
   createSale,
@@ -224,6 +225,8 @@ describe("cache-maintainer recovery", () => {
     const a = await startMaintainer();
     const b = await startMaintainer();
     running.push(a, b);
+    // Both hold partitions before the changes come (a member still joining would leave them all to the other).
+    await awaitPartitionsShared([a, b]);
     await mixedChanges(c.pool, skus, 300);
     // Both had partitions: each applied part of the changes before one of them dies.
     const applied = async (maintainer: typeof a) =>

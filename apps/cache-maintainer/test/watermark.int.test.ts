@@ -1,9 +1,8 @@
 import { skuKeys } from "@flashgate/cache";
-import { topicPartitions } from "@flashgate/cdc";
 import { reconcile } from "@flashgate/sync";
-import { parsePrometheus } from "@flashgate/telemetry/scrape";
 import {
   type AppProcess,
+  awaitPartitionsShared,
   clients,
   createSale,
   eventually,
@@ -12,30 +11,6 @@ import {
   startMaintainer,
 } from "@flashgate/testkit";
 import { afterAll, describe, expect, it } from "vitest";
-
-/** The sale partitions each instance says it consumes. */
-async function salePartitionsOf(maintainers: AppProcess[]): Promise<number[]> {
-  return Promise.all(
-    maintainers.map(async (maintainer) => {
-      const samples = parsePrometheus(await (await fetch(`${maintainer.url}/metrics`)).text());
-      const owned = samples.find(
-        (sample) =>
-          sample.name === "flashgate_kafka_assigned_partitions" && sample.labels.topic === "flashgate.sale",
-      );
-      return owned?.value ?? 0;
-    }),
-  );
-}
-
-/** Until every instance consumes some sale partitions and together all of them. */
-const awaitSplit = (maintainers: AppProcess[]) =>
-  eventually(
-    async () => {
-      const owned = await salePartitionsOf(maintainers);
-      expect(owned.every((n) => n > 0) && owned.reduce((a, b) => a + b, 0)).toBe(topicPartitions);
-    },
-    { timeoutMs: 60_000 },
-  );
 
 describe("drift detection with several maintainers sharing the partitions", () => {
   const c = clients();
@@ -67,7 +42,7 @@ describe("drift detection with several maintainers sharing the partitions", () =
 
   it("with two and then three instances a quiet SKU reads in-sync, a real difference reads drift", async () => {
     running.push(await maintainer(), await maintainer());
-    await awaitSplit(running);
+    await awaitPartitionsShared(running);
     const sale = await quietSkuInSync();
 
     // A difference nobody wrote through MySQL: found, not excused as "behind".
@@ -84,13 +59,13 @@ describe("drift detection with several maintainers sharing the partitions", () =
     );
 
     running.push(await maintainer());
-    await awaitSplit(running);
+    await awaitPartitionsShared(running);
     await quietSkuInSync();
 
     // One instance dies without leaving the group: its partitions move once its session expires.
     const [dead] = running.splice(0, 1);
     await dead.kill("SIGKILL");
-    await awaitSplit(running);
+    await awaitPartitionsShared(running);
     await quietSkuInSync();
   });
 });

@@ -4,8 +4,9 @@ import type { Logger } from "@flashgate/logger";
 import { driftIncidents } from "@flashgate/sync";
 import { serviceRoutes } from "@flashgate/telemetry";
 import { Hono } from "hono";
+import { basicAuth } from "hono/basic-auth";
 import { streamSSE } from "hono/streaming";
-import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Registry } from "prom-client";
 import type { Collector, DashboardSnapshot } from "./collector.ts";
 
 const page = readFileSync(new URL("./public/index.html", import.meta.url), "utf8");
@@ -15,6 +16,8 @@ export interface AppDeps {
   redis: FlashgateRedis;
   logger: Logger;
   sampleIntervalMs: number;
+  /** The operators' password (user `operator`): every page and API route asks for it; probes and metrics do not. */
+  password: string;
 }
 
 /**
@@ -28,26 +31,6 @@ export function createApp(deps: AppDeps) {
     name: "flashgate_dashboard_sse_events_total",
     help: "Snapshots pushed to viewers",
     registers: [registry],
-  });
-  // Connect's states as metrics, read at each scrape: what the alert on a stopped connector watches.
-  new Gauge({
-    name: "flashgate_connector_running",
-    help: '1 when the connector (task="connector") or one of its tasks is RUNNING, else 0; 0 for task="unreachable" when Connect did not answer',
-    labelNames: ["connector", "task"],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      const statuses = await deps.collector.connectors();
-      if ("error" in statuses) {
-        this.set({ connector: "", task: "unreachable" }, 0);
-        return;
-      }
-      for (const status of statuses) {
-        this.set({ connector: status.name, task: "connector" }, status.connector.state === "RUNNING" ? 1 : 0);
-        for (const task of status.tasks)
-          this.set({ connector: status.name, task: String(task.id) }, task.state === "RUNNING" ? 1 : 0);
-      }
-    },
   });
   let latest: DashboardSnapshot | undefined;
   let sampling: Promise<DashboardSnapshot> | undefined;
@@ -65,12 +48,20 @@ export function createApp(deps: AppDeps) {
     return sampling;
   };
 
+  const operators = basicAuth({
+    username: "operator",
+    password: deps.password,
+    realm: "flashgate dashboard",
+  });
   return new Hono()
+    .use("/", operators)
+    .use("/api/*", operators)
+    .use("/events", operators)
     .get("/", (c) => c.html(page))
     .get("/api/snapshot", async (c) => c.json(await snapshot()))
     .get("/api/skus", async (c) => c.json((await snapshot()).skus))
     .get("/api/series", async (c) => c.json((await snapshot()).series))
-    .get("/api/connectors", async (c) => c.json(await deps.collector.connectors()))
+    .get("/api/connectors", async (c) => c.json((await snapshot()).connectors))
     .get("/api/incidents", async (c) => c.json(await driftIncidents(deps.redis, 50)))
     .get("/events", (c) =>
       streamSSE(c, async (stream) => {

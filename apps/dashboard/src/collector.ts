@@ -1,5 +1,4 @@
 import { type FlashgateRedis, skuRef } from "@flashgate/cache";
-import { type ConnectorStatus, connectClient, redactedStatus } from "@flashgate/connect";
 import { type DriftCheck, driftIncidents, latestDriftCheck } from "@flashgate/sync";
 import {
   histogramBuckets,
@@ -33,11 +32,18 @@ export interface DashboardSnapshot {
   series: SeriesPoint[];
   /** Per SKU ("activity:sku"), the last samples of available units in MySQL and in Redis. */
   skuHistory: Record<string, SkuPoint[]>;
-  connectors: ConnectorStatus[] | { error: string };
+  connectors: ConnectorState[] | { error: string };
   deadLetters: number | null;
   /** The database's replicas as the maintainer watches them, and the commits a failover lost (null: unknown). */
   database: { replicaLagSeconds: number | null; replicasDown: number | null; lostChanges: number | null };
   incidents: Record<string, unknown>[];
+}
+
+/** A connector's state and its tasks', as the maintainers' supervisor last saw them in Kafka Connect. */
+interface ConnectorState {
+  name: string;
+  connector: { state: string };
+  tasks: { id: number; state: string }[];
 }
 
 /** SKUs shown, the drifted first (as the check publishes them). */
@@ -66,19 +72,34 @@ function databaseOf(maintainer: Sample[] | undefined): DashboardSnapshot["databa
   };
 }
 
+/** The connectors from the maintainer's metrics: the dashboard has no route to Connect's REST API. */
+function connectorsOf(maintainer: Sample[] | undefined): DashboardSnapshot["connectors"] {
+  if (!maintainer) return { error: "the cache-maintainer did not answer" };
+  if (maintainer.some((s) => s.name === "flashgate_connector_running" && s.labels.task === "unreachable"))
+    return { error: "Kafka Connect unreachable" };
+  const byName = new Map<string, ConnectorState>();
+  for (const sample of maintainer) {
+    if (sample.name !== "flashgate_connector_state" || sample.value !== 1) continue;
+    const { connector: name = "", task, state = "" } = sample.labels;
+    const entry = byName.get(name) ?? { name, connector: { state: "" }, tasks: [] };
+    if (task === "connector") entry.connector.state = state;
+    else entry.tasks.push({ id: Number(task), state });
+    byName.set(name, entry);
+  }
+  return [...byName.values()].map((entry) => ({ ...entry, tasks: entry.tasks.sort((a, b) => a.id - b.id) }));
+}
+
 /**
  * Samples the numbers behind every panel: MySQL vs Redis per SKU (the maintainers' drift check, as it
  * published it: the dashboard holds no database account), the maintainer's and API's Prometheus metrics
- * as rates and quantiles, Connect's states.
+ * as rates and quantiles, Connect's states as the maintainers last saw them.
  */
 export function createCollector(deps: {
   redis: FlashgateRedis;
-  connectUrl: string;
   maintainerUrl: string;
   apiUrl: string;
   points?: number;
 }) {
-  const connect = connectClient(deps.connectUrl);
   const series: SeriesPoint[] = [];
   const skuHistory = new Map<string, SkuPoint[]>();
   let lastCheckedAt: number | undefined;
@@ -101,6 +122,7 @@ export function createCollector(deps: {
   async function sampleSeries(): Promise<{
     deadLetters: number | null;
     database: DashboardSnapshot["database"];
+    connectors: DashboardSnapshot["connectors"];
   }> {
     const at = Date.now();
     const [maintainer, api] = await Promise.all([scrape(deps.maintainerUrl), scrape(deps.apiUrl)]);
@@ -133,24 +155,15 @@ export function createCollector(deps: {
     return {
       deadLetters: maintainer ? sumOf(maintainer, "flashgate_cdc_dead_letters_total") : null,
       database: databaseOf(maintainer),
+      connectors: connectorsOf(maintainer),
     };
-  }
-
-  async function connectors(): Promise<DashboardSnapshot["connectors"]> {
-    try {
-      const statuses = await Promise.all((await connect.list()).map((name) => connect.status(name)));
-      return statuses.map(redactedStatus);
-    } catch (error) {
-      return { error: (error as Error).message };
-    }
   }
 
   return {
     async snapshot(): Promise<DashboardSnapshot> {
-      const [{ deadLetters, database }, check, connectorStates, incidents] = await Promise.all([
+      const [{ deadLetters, database, connectors }, check, incidents] = await Promise.all([
         sampleSeries(),
         latestDriftCheck(deps.redis),
-        connectors(),
         driftIncidents(deps.redis, 30),
       ]);
       const at = Date.now();
@@ -165,13 +178,12 @@ export function createCollector(deps: {
         skus,
         series: [...series],
         skuHistory: Object.fromEntries([...skuHistory].map(([key, points]) => [key, [...points]])),
-        connectors: connectorStates,
+        connectors,
         deadLetters,
         database,
         incidents,
       };
     },
-    connectors,
   };
 }
 

@@ -3,7 +3,7 @@ import { z } from "zod";
 
 const dashboardConfigSchema = z.object({
   ...appFields(defaultPorts.dashboard),
-  KAFKA_CONNECT_URL: z.url().default(`http://127.0.0.1:${defaultPorts.connect}`),
+  DASHBOARD_PASSWORD: z.string().min(16, "DASHBOARD_PASSWORD: at least 16 characters"),
   MAINTAINER_URL: z.url().default(`http://127.0.0.1:${defaultPorts.cacheMaintainer}`),
   PURCHASE_API_URL: z.url().default(`http://127.0.0.1:${defaultPorts.purchaseApi}`),
   SAMPLE_INTERVAL_MS: z.coerce.number().int().min(200).default(2000),

@@ -11,11 +11,16 @@ const redis = withScripts(redisClient(config.REDIS_URL, { maxRetriesPerRequest: 
 redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
 const collector = createCollector({
   redis,
-  connectUrl: config.KAFKA_CONNECT_URL,
   maintainerUrl: config.MAINTAINER_URL,
   apiUrl: config.PURCHASE_API_URL,
 });
-const app = createApp({ collector, redis, logger, sampleIntervalMs: config.SAMPLE_INTERVAL_MS });
+const app = createApp({
+  collector,
+  redis,
+  logger,
+  sampleIntervalMs: config.SAMPLE_INTERVAL_MS,
+  password: config.DASHBOARD_PASSWORD,
+});
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) =>
   logger.info({ port: info.port }, "dashboard listening"),
 );

@@ -12,7 +12,6 @@ import {
   expectConverged,
   freshIds,
   serveApp,
-  stackEnv,
   startMaintainer,
 } from "@flashgate/testkit";
 import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
@@ -22,6 +21,9 @@ import { createApp } from "../src/app.ts";
 import { createCollector } from "../src/collector.ts";
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const password = "an operators' password of the test";
+const basic = (user: string, secret: string) =>
+  `Basic ${Buffer.from(`${user}:${secret}`).toString("base64")}`;
 const artifacts = join(repoRoot, "test-artifacts");
 
 describe("dashboard in a real browser", () => {
@@ -33,18 +35,14 @@ describe("dashboard in a real browser", () => {
   beforeAll(async () => {
     maintainer = await startMaintainer({ DRIFT_INTERVAL_MS: "1000", DRIFT_AUTO_REPAIR: "false" });
     api = await startApi();
-    const collector = createCollector({
-      redis: c.redis,
-      connectUrl: stackEnv().KAFKA_CONNECT_URL,
-      maintainerUrl: maintainer.url,
-      apiUrl: api.url,
-    });
+    const collector = createCollector({ redis: c.redis, maintainerUrl: maintainer.url, apiUrl: api.url });
     dashboard = await serveApp(
       createApp({
         collector,
         redis: c.redis,
         logger: createLogger("dashboard-test", "silent"),
         sampleIntervalMs: 500,
+        password,
       }),
     );
     browser = await chromium.launch({
@@ -68,11 +66,50 @@ describe("dashboard in a real browser", () => {
     await c.close();
   });
 
+  it("asks every caller of a page or an API route for the operators' password; probes and metrics do not", async () => {
+    for (const path of ["/", "/api/snapshot", "/api/incidents", "/api/connectors", "/events"]) {
+      const anonymous = await fetch(`${dashboard.url}${path}`);
+      expect([path, anonymous.status]).toEqual([path, 401]);
+      expect(anonymous.headers.get("www-authenticate")).toMatch(/^Basic realm="flashgate dashboard"/);
+      const wrong = await fetch(`${dashboard.url}${path}`, {
+        headers: { authorization: basic("operator", "guess") },
+      });
+      expect([path, wrong.status]).toEqual([path, 401]);
+      const otherUser = await fetch(`${dashboard.url}${path}`, {
+        headers: { authorization: basic("admin", password) },
+      });
+      expect([path, otherUser.status]).toEqual([path, 401]);
+    }
+    const incidents = await fetch(`${dashboard.url}/api/incidents`, {
+      headers: { authorization: basic("operator", password) },
+    });
+    expect(incidents.status).toBe(200);
+    for (const path of ["/healthz", "/readyz", "/metrics"])
+      expect([path, (await fetch(`${dashboard.url}${path}`)).status]).toEqual([path, 200]);
+  });
+
+  it("shows Connect's states as the maintainers' supervisor saw them, with no route to Connect of its own", async () => {
+    await eventually(
+      async () => {
+        const response = await fetch(`${dashboard.url}/api/connectors`, {
+          headers: { authorization: basic("operator", password) },
+        });
+        expect(await response.json()).toEqual([
+          { name: "flashgate-sale", connector: { state: "RUNNING" }, tasks: [{ id: 0, state: "RUNNING" }] },
+        ]);
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+  });
+
   it("shows MySQL's numbers during a sale, flags injected drift and clears it after repair", async () => {
     const sale = freshIds();
     await createSale(c.pool, { ...sale, units: 40 });
     await expectConverged(c, sale.activityId, sale.skuId);
-    const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+    const page = await browser.newPage({
+      viewport: { width: 1400, height: 800 },
+      httpCredentials: { username: "operator", password },
+    });
     await page.goto(dashboard.url);
 
     // A running sale: buyers arrive while the page is open.

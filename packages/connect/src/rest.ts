@@ -314,7 +314,7 @@ const sameConfig = (a: Record<string, string>, b: Record<string, string>) => {
 };
 
 /**
- * What a task's trace may show to anyone who can see the dashboard: the exception's own line, without
+ * What a task's trace may show in a log: the exception's own line, without
  * the stack and with any password-like value masked (Connect's traces can quote connector settings).
  */
 export const redactedTrace = (trace: string | undefined): string | undefined =>
@@ -323,13 +323,6 @@ export const redactedTrace = (trace: string | undefined): string | undefined =>
     : (trace.split("\n")[0] ?? "")
         .replace(/((?:password|secret|token)[\w.]*\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s,;)]+)/gi, "$1***")
         .slice(0, 300);
-
-/** A status fit for the dashboard: every trace redacted. */
-export const redactedStatus = (status: ConnectorStatus): ConnectorStatus => ({
-  ...status,
-  connector: { ...status.connector, trace: redactedTrace(status.connector.trace) },
-  tasks: status.tasks.map((task) => ({ ...task, trace: redactedTrace(task.trace) })),
-});
 
 export const firstLines = (trace: string | undefined, lines = 3) =>
   (trace ?? "").split("\n").slice(0, lines).join(" | ");

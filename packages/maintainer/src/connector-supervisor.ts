@@ -196,6 +196,21 @@ export function createConnectorSupervisor(deps: {
     await connect.restart(connector, true);
   }
 
+  /** The states seen, as metrics: what the alert on a stopped connector and the dashboard read. */
+  function publish(status: ConnectorStatus | "unreachable" | undefined) {
+    metrics.connectorState.reset();
+    metrics.connectorRunning.reset();
+    if (status === "unreachable") metrics.connectorRunning.set({ connector, task: "unreachable" }, 0);
+    if (typeof status !== "object") return;
+    for (const [task, state] of [
+      ["connector", status.connector.state],
+      ...status.tasks.map((t) => [String(t.id), t.state]),
+    ]) {
+      metrics.connectorState.set({ connector, task, state }, 1);
+      metrics.connectorRunning.set({ connector, task }, state === "RUNNING" ? 1 : 0);
+    }
+  }
+
   /** One pass; Kafka Connect unreachable is logged once per outage, not thrown. */
   async function check(): Promise<void> {
     let status: ConnectorStatus | undefined;
@@ -205,8 +220,10 @@ export function createConnectorSupervisor(deps: {
       if (!(error instanceof ConnectError) || error.kind !== "unreachable") throw error;
       if (unreachableSince === undefined) logger.warn({ err: error.message }, "Kafka Connect unreachable");
       unreachableSince ??= Date.now();
+      publish("unreachable");
       return;
     }
+    publish(status);
     if (unreachableSince !== undefined) {
       logger.info({ downMs: Date.now() - unreachableSince }, "Kafka Connect reachable again");
       unreachableSince = undefined;

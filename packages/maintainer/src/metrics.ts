@@ -121,6 +121,18 @@ export function createMaintainerMetrics() {
       help: "Times a failover's lost transactions were taken out of the connector's stored GTID set, so it resumed where it was",
       registers: [registry],
     }),
+    connectorState: new Gauge({
+      name: "flashgate_connector_state",
+      help: 'The state (RUNNING, FAILED, PAUSED, …) of the connector (task="connector") and of each task at the supervisor\'s last check: 1 for the one it is in',
+      labelNames: ["connector", "task", "state"],
+      registers: [registry],
+    }),
+    connectorRunning: new Gauge({
+      name: "flashgate_connector_running",
+      help: '1 when the connector (task="connector") or one of its tasks is RUNNING, else 0; 0 for task="unreachable" when Connect did not answer',
+      labelNames: ["connector", "task"],
+      registers: [registry],
+    }),
     cdcStalled: new Gauge({
       name: "flashgate_cdc_stalled",
       help: "1 while neither a heartbeat nor any change has been applied for CDC_STALL_MS and changed SKUs are loaded from MySQL directly",

@@ -14,6 +14,8 @@ export interface StackSecrets {
   authJwtSecret: string;
   adminJwtSecret: string;
   paymentWebhookSecret: string;
+  /** The operators' password for the dashboard (user `operator`). */
+  dashboardPassword: string;
 }
 
 /** A fresh random secret: 24 bytes, URL-safe. */
@@ -29,6 +31,7 @@ export const generateSecrets = (): StackSecrets => ({
   authJwtSecret: secretToken(),
   adminJwtSecret: secretToken(),
   paymentWebhookSecret: secretToken(),
+  dashboardPassword: secretToken(),
 });
 
 /** Local secrets are generated on first start, kept private to the user, and never committed (.flashgate/ is ignored). */

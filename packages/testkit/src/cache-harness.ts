@@ -1,5 +1,5 @@
 import { type FlashgateRedis, redisClient, type SkuLoad, skuKeys, withScripts } from "@flashgate/cache";
-import { binlogPosition } from "@flashgate/cdc";
+import { binlogPosition, topicPartitions } from "@flashgate/cdc";
 import { createPool } from "@flashgate/db";
 import { compareSku } from "@flashgate/sync";
 import { expect } from "vitest";
@@ -33,6 +33,23 @@ export async function maintainerMetric(maintainer: AppProcess, name: string): Pr
     .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
 }
+
+/** Until every maintainer consumes some of the sale topic's partitions and together all of them. */
+export const awaitPartitionsShared = (maintainers: AppProcess[]) =>
+  eventually(
+    async () => {
+      const owned = await Promise.all(
+        maintainers.map(async (maintainer) => {
+          const text = await (await fetch(`${maintainer.url}/metrics`)).text();
+          return Number(
+            /^flashgate_kafka_assigned_partitions\{topic="flashgate\.sale"\} (\d+)$/m.exec(text)?.[1] ?? 0,
+          );
+        }),
+      );
+      expect(owned.every((n) => n > 0) && owned.reduce((a, b) => a + b, 0)).toBe(topicPartitions);
+    },
+    { timeoutMs: 60_000 },
+  );
 
 export function clients() {
   const env = stackEnv();

@@ -1,5 +1,6 @@
 export { adminToken, idempotencyKey, type Problem, problemOf, serveApp, userToken } from "./api-harness.ts";
 export {
+  awaitPartitionsShared,
   cachedAvailable,
   clients,
   expectConverged,

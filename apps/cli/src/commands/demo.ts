@@ -236,6 +236,8 @@ export function registerDemoCommand(program: Command) {
         `restock: +${restock.units} units on SKU 1 by raw SQL mid-sale, ${restock.sold} sold${restock.firstSoldAfterMs === null ? "" : `, the first ${restock.firstSoldAfterMs} ms after its COMMIT (CDC to the cache)`}\n`,
       );
       process.stdout.write(`answers: ${JSON.stringify(summary.answers)}\n`);
-      process.stdout.write(`dashboard: http://127.0.0.1:${ctx.config.FLASHGATE_DASHBOARD_PORT}\n`);
+      process.stdout.write(
+        `dashboard: http://127.0.0.1:${ctx.config.FLASHGATE_DASHBOARD_PORT} (user operator, the password "dashboardPassword" in ${ctx.paths.secrets})\n`,
+      );
     });
 }

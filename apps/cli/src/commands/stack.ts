@@ -41,6 +41,10 @@ export function registerStackCommands(program: Command) {
       ctx.progress.info(`\nflashgate is up in ${((Date.now() - startedAt) / 1000).toFixed(1)}s`);
       for (const [name, url] of Object.entries(endpoints(ctx)))
         ctx.progress.info(`  ${name.padEnd(17)} ${url}`);
+      if (options.apps)
+        ctx.progress.info(
+          `  the dashboard asks for user operator and the password "dashboardPassword" in ${ctx.paths.secrets}`,
+        );
       if (options.detach) return;
       ctx.progress.info("\nCtrl-C stops everything this run started.");
       // Stay in the foreground (a pending promise alone would let Node exit) and say when something dies.

@@ -26,6 +26,7 @@ export const appEnv = (ctx: StackContext): Record<string, string> => ({
   AUTH_JWT_SECRET: ctx.secrets.authJwtSecret,
   ADMIN_JWT_SECRET: ctx.secrets.adminJwtSecret,
   PAYMENT_WEBHOOK_SECRET: ctx.secrets.paymentWebhookSecret,
+  DASHBOARD_PASSWORD: ctx.secrets.dashboardPassword,
   PURCHASE_API_URL: `http://127.0.0.1:${ctx.config.FLASHGATE_API_PORT}`,
   MAINTAINER_URL: `http://127.0.0.1:${ctx.config.FLASHGATE_MAINTAINER_PORT}`,
 });
@@ -35,7 +36,8 @@ const databaseUrl = (ctx: StackContext, port: number) =>
 
 /**
  * What each app reads: it is given that and nothing else (the dashboard holds no token, no webhook
- * secret and no database account: it shows the maintainers' drift verdicts from Redis).
+ * secret, no database account and no route to Kafka Connect: it shows the maintainers' drift verdicts
+ * from Redis and Connect's states from their metrics).
  */
 const appNeeds = {
   "purchase-api": [
@@ -52,7 +54,7 @@ const appNeeds = {
     "KAFKA_BROKERS",
     "KAFKA_CONNECT_URL",
   ],
-  dashboard: ["REDIS_URL", "KAFKA_CONNECT_URL", "PURCHASE_API_URL", "MAINTAINER_URL"],
+  dashboard: ["REDIS_URL", "DASHBOARD_PASSWORD", "PURCHASE_API_URL", "MAINTAINER_URL"],
 } as const;
 
 type AppName = keyof typeof appNeeds;
