@@ -12,6 +12,7 @@ import {
   workerGarbageCollector,
   workerSettings,
 } from "@flashgate/connect";
+import { dashboardRedisUser } from "@flashgate/stack";
 import { mergePatch } from "@flashgate/testkit/strimzi-operator";
 import { Ajv } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -385,6 +386,7 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
         REDIS_DATA_DIR: join(dir, "data"),
         REDIS_RUN_DIR: join(dir, "run"),
         REDIS_PASSWORD: "secret-of-the-test",
+        DASHBOARD_REDIS_PASSWORD: "dashboard-secret-of-the-test",
         POD_NAME: "redis-4",
       },
     });
@@ -396,8 +398,11 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
       "a1b2 10.1.0.8:6379@16379,gone.invalid myself,slave e7d1 0 0 1 connected",
       "vars currentEpoch 6 lastVoteEpoch 0",
     ]);
-    expect(readFileSync(join(dir, "run/runtime.conf"), "utf8")).toContain(
-      "cluster-announce-hostname redis-4.redis\n",
+    const runtime = readFileSync(join(dir, "run/runtime.conf"), "utf8");
+    expect(runtime).toContain("cluster-announce-hostname redis-4.redis\n");
+    // The dashboard's read-only user, with the local stack's rules.
+    expect(runtime).toContain(
+      `user ${dashboardRedisUser.name} on >dashboard-secret-of-the-test ${dashboardRedisUser.rules}\n`,
     );
   });
 

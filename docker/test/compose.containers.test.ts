@@ -164,6 +164,24 @@ describe("docker compose up, under podman with the local images", () => {
     expect(fromApi.stdout.trim()).toBe("401");
   });
 
+  it("asks for the operators' password on the dashboard, which reads Redis as its read-only user", async () => {
+    const dashboard = `http://127.0.0.1:${ports.FLASHGATE_DASHBOARD_PORT}/api/snapshot`;
+    expect((await fetch(dashboard)).status).toBe(401);
+    const operator = `Basic ${Buffer.from(`operator:${secrets.DASHBOARD_PASSWORD}`).toString("base64")}`;
+    const snapshot = await fetch(dashboard, { headers: { authorization: operator } });
+    expect(snapshot.status).toBe(200);
+    // Its Redis user may read the drift check's keys and nothing else.
+    const asDashboard = compose(
+      "exec",
+      "-T",
+      "redis",
+      "sh",
+      "-c",
+      'redis-cli --user flashgate-dashboard --pass "$DASHBOARD_REDIS_PASSWORD" --no-auth-warning get fg:drift:last >/dev/null && redis-cli --user flashgate-dashboard --pass "$DASHBOARD_REDIS_PASSWORD" --no-auth-warning set fg:drift:last x',
+    );
+    expect(asDashboard.stdout).toMatch(/NOPERM/);
+  });
+
   it("keeps the root password out of every container's environment and files", () => {
     const rootPassword = readFileSync(secrets.DB_ROOT_PASSWORD_FILE, "utf8");
     expect(rootPassword.length).toBeGreaterThanOrEqual(32);

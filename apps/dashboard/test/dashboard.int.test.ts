@@ -1,6 +1,13 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { skuKeys } from "@flashgate/cache";
+import {
+  driftCheckKey,
+  driftIncidentsKey,
+  type FlashgateRedis,
+  redisClient,
+  skuKeys,
+  withScripts,
+} from "@flashgate/cache";
 import { createLogger } from "@flashgate/logger";
 import { repoRoot } from "@flashgate/stack";
 import { reconcile } from "@flashgate/sync";
@@ -12,6 +19,7 @@ import {
   expectConverged,
   freshIds,
   serveApp,
+  stackEnv,
   startMaintainer,
 } from "@flashgate/testkit";
 import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
@@ -32,14 +40,17 @@ describe("dashboard in a real browser", () => {
   let api: ApiHarness;
   let dashboard: { url: string; close: () => Promise<void> };
   let browser: Browser;
+  let readOnly: FlashgateRedis;
   beforeAll(async () => {
     maintainer = await startMaintainer({ DRIFT_INTERVAL_MS: "1000", DRIFT_AUTO_REPAIR: "false" });
     api = await startApi();
-    const collector = createCollector({ redis: c.redis, maintainerUrl: maintainer.url, apiUrl: api.url });
+    // As deployed: the dashboard's own Redis user, which reads the drift check's keys and nothing else.
+    readOnly = withScripts(redisClient(stackEnv().DASHBOARD_REDIS_URL));
+    const collector = createCollector({ redis: readOnly, maintainerUrl: maintainer.url, apiUrl: api.url });
     dashboard = await serveApp(
       createApp({
         collector,
-        redis: c.redis,
+        redis: readOnly,
         logger: createLogger("dashboard-test", "silent"),
         sampleIntervalMs: 500,
         password,
@@ -63,6 +74,7 @@ describe("dashboard in a real browser", () => {
     await dashboard?.close();
     await api?.close();
     await maintainer?.kill();
+    readOnly?.disconnect();
     await c.close();
   });
 
@@ -86,6 +98,26 @@ describe("dashboard in a real browser", () => {
     expect(incidents.status).toBe(200);
     for (const path of ["/healthz", "/readyz", "/metrics"])
       expect([path, (await fetch(`${dashboard.url}${path}`)).status]).toEqual([path, 200]);
+  });
+
+  it("reads Redis as a user that may read the drift check's keys and nothing else, and write none", async () => {
+    const sale = freshIds();
+    await createSale(c.pool, { ...sale, units: 5 });
+    await expectConverged(c, sale.activityId, sale.skuId);
+    expect(await readOnly.lrange(driftIncidentsKey, 0, 0)).toEqual(expect.any(Array));
+    const sku = skuKeys(sale.activityId, sale.skuId).sku;
+    for (const refused of [
+      () => readOnly.hgetall(sku),
+      () => readOnly.get(sku),
+      () => readOnly.set(driftCheckKey, "{}"),
+      () => readOnly.lpush(driftIncidentsKey, "{}"),
+      () => readOnly.hset(sku, "available", "999"),
+      () => readOnly.del(sku),
+      () => readOnly.flushall(),
+      () => readOnly.call("ACL", "SETUSER", "intruder", "on", ">x", "+@all", "~*"),
+    ])
+      await expect(refused()).rejects.toThrow(/NOPERM/);
+    expect(await c.redis.hget(sku, "available")).toBe("5");
   });
 
   it("shows Connect's states as the maintainers' supervisor saw them, with no route to Connect of its own", async () => {

@@ -58,15 +58,22 @@ describe("CDC heals itself", () => {
     }
   }, 300_000);
 
-  it("a task FAILED by a wrong database password for 20 s is restarted with backoff, and the reason is in Connect's log", async () => {
+  it("a task FAILED by a wrong database password is restarted with backoff while it lasts, and the reason is in Connect's log", async () => {
     const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
     let sale: Awaited<ReturnType<typeof failTaskByWrongPassword>>;
     try {
       sale = await failTaskByWrongPassword(c);
-      // The outage itself: twenty seconds of a password that does not work.
-      await new Promise((resolve) => setTimeout(resolve, 20_000));
+      // The outage lasts until the supervisor has restarted the task twice and it failed again each time.
+      const outage = Date.now();
+      await eventually(
+        async () =>
+          expect(
+            await maintainerMetric(maintainer, "flashgate_connector_restarts_total"),
+          ).toBeGreaterThanOrEqual(2),
+        { timeoutMs: 60_000, intervalMs: 250 },
+      );
+      timings.outageUntilSecondRestart = Date.now() - outage;
       timings.restartsDuringOutage = await maintainerMetric(maintainer, "flashgate_connector_restarts_total");
-      expect(timings.restartsDuringOutage).toBeGreaterThanOrEqual(2);
     } finally {
       await setDebeziumPassword(testContext().secrets.debeziumDbPassword);
     }

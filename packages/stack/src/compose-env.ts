@@ -18,6 +18,7 @@ export function composeEnv(existing: Record<string, string>, engine: DatabaseEng
     PAYMENT_WEBHOOK_SECRET: fresh.paymentWebhookSecret,
     // The dashboard's operators sign in with it (user operator).
     DASHBOARD_PASSWORD: fresh.dashboardPassword,
+    DASHBOARD_REDIS_PASSWORD: fresh.dashboardRedisPassword,
     // Kafka Connect's REST API asks for it in compose (user flashgate); the native stack's listens on 127.0.0.1.
     CONNECT_REST_PASSWORD: secretToken(),
     COMPOSE_PROJECT_NAME: "flashgate",

@@ -9,7 +9,7 @@ export {
 } from "./components/database-nodes.ts";
 export { replicaState } from "./components/database-replication.ts";
 export { kafkaBootstrap } from "./components/kafka.ts";
-export { redisUrl } from "./components/redis.ts";
+export { dashboardRedisUser, redisUrl } from "./components/redis.ts";
 export { parseEnvFile, writeComposeEnv } from "./compose-env.ts";
 export {
   type DatabaseEngine,

@@ -16,6 +16,8 @@ export interface StackSecrets {
   paymentWebhookSecret: string;
   /** The operators' password for the dashboard (user `operator`). */
   dashboardPassword: string;
+  /** The dashboard's read-only Redis user's. */
+  dashboardRedisPassword: string;
 }
 
 /** A fresh random secret: 24 bytes, URL-safe. */
@@ -32,6 +34,7 @@ export const generateSecrets = (): StackSecrets => ({
   adminJwtSecret: secretToken(),
   paymentWebhookSecret: secretToken(),
   dashboardPassword: secretToken(),
+  dashboardRedisPassword: secretToken(),
 });
 
 /** Local secrets are generated on first start, kept private to the user, and never committed (.flashgate/ is ignored). */

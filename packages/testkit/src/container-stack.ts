@@ -1,4 +1,11 @@
-import { connectorEnv, registerConnector, runMigrations, type StackContext } from "@flashgate/stack";
+import { redisClient } from "@flashgate/cache";
+import {
+  connectorEnv,
+  dashboardRedisUser,
+  registerConnector,
+  runMigrations,
+  type StackContext,
+} from "@flashgate/stack";
 import { MariaDbContainer } from "@testcontainers/mariadb";
 import { MySqlContainer } from "@testcontainers/mysql";
 import { RedisContainer } from "@testcontainers/redis";
@@ -59,12 +66,27 @@ export async function startContainerStack(ctx: StackContext, images: Record<stri
         .start(),
     );
     await runMigrations(ctx);
-    started.push(
-      await new RedisContainer(images.REDIS_IMAGE)
-        .withPassword(secrets.redisPassword)
-        .withExposedPorts({ container: 6379, host: config.FLASHGATE_REDIS_PORT })
-        .start(),
+    const redis = await new RedisContainer(images.REDIS_IMAGE)
+      .withPassword(secrets.redisPassword)
+      .withExposedPorts({ container: 6379, host: config.FLASHGATE_REDIS_PORT })
+      .start();
+    started.push(redis);
+    // The dashboard's read-only user, as the compose file's Redis is given it.
+    const admin = redisClient(
+      `redis://:${encodeURIComponent(secrets.redisPassword)}@127.0.0.1:${redis.getPort()}`,
     );
+    try {
+      await admin.call(
+        "ACL",
+        "SETUSER",
+        dashboardRedisUser.name,
+        "on",
+        `>${secrets.dashboardRedisPassword}`,
+        ...dashboardRedisUser.rules.split(" "),
+      );
+    } finally {
+      admin.disconnect();
+    }
     // Two listeners: the network's (kafka:9092, for Connect) and the host's, advertised as its own port.
     const hostPort = config.FLASHGATE_KAFKA_PORT;
     started.push(

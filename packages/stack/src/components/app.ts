@@ -9,7 +9,7 @@ import { waitFor } from "../wait.ts";
 import { connectUrl } from "./connect.ts";
 import { databaseNodePort, databaseNodes, replicated } from "./database-nodes.ts";
 import { kafkaBootstrap } from "./kafka.ts";
-import { redisUrl } from "./redis.ts";
+import { dashboardRedisUrl, redisUrl } from "./redis.ts";
 
 /** The environment every flashgate app reads its config from; tests and `flashgate env` use the same. */
 export const appEnv = (ctx: StackContext): Record<string, string> => ({
@@ -21,6 +21,7 @@ export const appEnv = (ctx: StackContext): Record<string, string> => ({
         .join(",")
     : "",
   REDIS_URL: redisUrl(ctx),
+  DASHBOARD_REDIS_URL: dashboardRedisUrl(ctx),
   KAFKA_BROKERS: kafkaBootstrap(ctx),
   KAFKA_CONNECT_URL: connectUrl(ctx),
   AUTH_JWT_SECRET: ctx.secrets.authJwtSecret,
@@ -64,6 +65,8 @@ export function appEnvOf(name: AppName, ctx: StackContext, port: number): Record
   const all = appEnv(ctx);
   return {
     ...Object.fromEntries(appNeeds[name].map((variable) => [variable, all[variable]])),
+    // The dashboard's Redis user reads and writes nothing but the drift check's keys.
+    ...(name === "dashboard" ? { REDIS_URL: all.DASHBOARD_REDIS_URL } : {}),
     PORT: String(port),
   };
 }

@@ -13,11 +13,28 @@ const nodePorts = (ctx: StackContext) =>
 
 const isCluster = (ctx: StackContext) => nodePorts(ctx).length > 1;
 
+/**
+ * The dashboard's Redis user: it reads the maintainers' published drift check and incident log
+ * (`fg:drift:last`, `fg:drift:incidents`) and nothing else, and writes nothing. The same rules are in
+ * docker-compose.yml and deploy/kubernetes/base/redis.yaml (a test holds them equal).
+ */
+export const dashboardRedisUser = {
+  name: "flashgate-dashboard",
+  rules: "resetkeys %R~fg:drift:* resetchannels -@all +get +lrange +ping +info +cluster|slots",
+};
+
+const nodes = (ctx: StackContext) =>
+  nodePorts(ctx)
+    .map((port) => `127.0.0.1:${port}`)
+    .join(",");
+
 /** One server, or every node of the cluster as seeds (the apps' client takes a list as a cluster). */
 export const redisUrl = (ctx: StackContext) =>
-  `redis://:${encodeURIComponent(ctx.secrets.redisPassword)}@${nodePorts(ctx)
-    .map((port) => `127.0.0.1:${port}`)
-    .join(",")}`;
+  `redis://:${encodeURIComponent(ctx.secrets.redisPassword)}@${nodes(ctx)}`;
+
+/** The dashboard's: its read-only user on the same servers. */
+export const dashboardRedisUrl = (ctx: StackContext) =>
+  `redis://${dashboardRedisUser.name}:${encodeURIComponent(ctx.secrets.dashboardRedisPassword)}@${nodes(ctx)}`;
 
 async function ping(ctx: StackContext, port: number): Promise<boolean> {
   const client = new Redis({
@@ -48,6 +65,7 @@ function nodeConfig(ctx: StackContext, port: number, dataDir: string): string[] 
     "appendfsync everysec",
     'save ""',
     `requirepass ${ctx.secrets.redisPassword}`,
+    `user ${dashboardRedisUser.name} on >${ctx.secrets.dashboardRedisPassword} ${dashboardRedisUser.rules}`,
     "maxmemory-policy noeviction",
   ];
   if (!isCluster(ctx)) return common;
