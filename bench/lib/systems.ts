@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { repoRoot } from "@flashgate/stack";
+import { maintainerEnv, repoRoot } from "@flashgate/stack";
 import { freePort } from "@flashgate/testkit";
 import { startRedisServer } from "./redis-server.ts";
 
@@ -96,7 +96,14 @@ async function startProcesses(
 export async function startFlashgate(env: Record<string, string>, processes: number, maintainers = 1) {
   const started: Awaited<ReturnType<typeof startProcess>>[] = [];
   for (let i = 0; i < maintainers; i++)
-    started.push(await startProcess("cache-maintainer", "apps/cache-maintainer/src/main.ts", env, "/readyz"));
+    started.push(
+      await startProcess(
+        "cache-maintainer",
+        "apps/cache-maintainer/src/main.ts",
+        maintainerEnv(env),
+        "/readyz",
+      ),
+    );
   /**
    * Stops the maintainers (what CDC writes waits in Kafka); the returned call starts them again on their
    * ports, with `overrides` of their settings.
@@ -110,7 +117,7 @@ export async function startFlashgate(env: Record<string, string>, processes: num
           await startProcess(
             "cache-maintainer",
             "apps/cache-maintainer/src/main.ts",
-            { ...env, ...overrides },
+            { ...maintainerEnv(env), ...overrides },
             "/readyz",
             port,
           ),

@@ -33,6 +33,7 @@ describe("the operator's commands on their own servers", { timeout: 60_000 }, ()
       {
         MIGRATE_ADMIN_URL: "mysql://root@127.0.0.1:1/",
         APP_DB_PASSWORD: "a".repeat(32),
+        MAINTAINER_DB_PASSWORD: "c".repeat(32),
         DEBEZIUM_DB_PASSWORD: "b".repeat(32),
       },
       "migrate",

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { skuKeys } from "@flashgate/cache";
 import { connectorsDir } from "@flashgate/connect";
-import { databaseName, migrate } from "@flashgate/db";
+import { databaseName, maintainerDbUser, migrate } from "@flashgate/db";
 import { adminConnection, connectorFile } from "@flashgate/stack";
 import {
   type AppProcess,
@@ -103,6 +103,7 @@ describe("flashgate connectors", () => {
       await migrate(admin, {
         database: databaseName,
         appUser: { name: "flashgate", password: ctx.secrets.appDbPassword },
+        maintainerUser: { name: maintainerDbUser, password: ctx.secrets.maintainerDbPassword },
         debeziumUser: { name: "debezium", password: ctx.secrets.debeziumDbPassword },
       });
       await admin.end();

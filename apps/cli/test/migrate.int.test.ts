@@ -18,6 +18,7 @@ describe("flashgate migrate", () => {
       MIGRATE_ADMIN_URL: `mysql://fg_dba:${password}@127.0.0.1:${ctx.config.FLASHGATE_DB_PORT}`,
       // The stack's own passwords, so that its users keep working after this run.
       APP_DB_PASSWORD: ctx.secrets.appDbPassword,
+      MAINTAINER_DB_PASSWORD: ctx.secrets.maintainerDbPassword,
       DEBEZIUM_DB_PASSWORD: ctx.secrets.debeziumDbPassword,
     };
     try {

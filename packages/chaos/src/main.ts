@@ -14,7 +14,7 @@ import {
 import { profiles } from "./profiles.ts";
 import { runChaos } from "./run.ts";
 
-/** `npm run chaos [-- --seed N --minutes M --profile short|long]`: on its own stack, report under bench/results. */
+/** `npm run chaos [-- --seed N --minutes M --profile short|long]`: on its own stack, its report in a run folder of bench/results. */
 const { values } = parseArgs({
   options: {
     seed: { type: "string" },
@@ -55,9 +55,11 @@ const report = await runChaos({
   ports: { api: 38080, maintainer: 38082 },
   log: (line) => console.log(line),
 });
-const dir = join(repoRoot, "bench", "results");
+// A folder per run, as the bench's: when it started, what it ran.
+const stamp = new Date().toISOString().slice(0, 19).replaceAll(":", "-");
+const dir = join(repoRoot, "bench", "results", `${stamp}-chaos-${profile.name}-${seed}`);
 mkdirSync(dir, { recursive: true });
-const file = join(dir, `${new Date().toISOString().slice(0, 10)}-chaos-${profile.name}-${seed}.json`);
+const file = join(dir, "chaos.json");
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 const { faults: _, ...summary } = report;
 console.log(JSON.stringify(summary, null, 2));

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { redisClient, skuKeys, withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
-import type { StackContext } from "@flashgate/stack";
+import { maintainerEnv, type StackContext } from "@flashgate/stack";
 import { reconcile } from "@flashgate/sync";
 import { addSkus, createActivity } from "@flashgate/testkit/sale-fixture";
 import { startTcpProxy } from "@flashgate/testkit/tcp-proxy";
@@ -122,7 +122,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     DATABASE_URL: env.DATABASE_URL.replace(`:${ctx.config.FLASHGATE_DB_PORT}/`, `:${databaseLink.port}/`),
     RATE_LIMIT: "1000",
   });
-  const maintainer = appProcess("cache-maintainer", ports.maintainer, { ...env, EXPIRY_INTERVAL_MS: "500" });
+  const maintainer = appProcess("cache-maintainer", ports.maintainer, {
+    ...maintainerEnv(env),
+    EXPIRY_INTERVAL_MS: "500",
+  });
   const targets: FaultTargets = { ctx, api, maintainer, redis, databaseLink };
   const buyers = createBuyers({
     apiUrl: api.url,

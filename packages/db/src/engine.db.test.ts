@@ -1,4 +1,4 @@
-import { databaseName, dbaDbUser, debeziumDbUser } from "@flashgate/db";
+import { databaseName, dbaDbUser, debeziumDbUser, maintainerDbUser } from "@flashgate/db";
 import { adminConnection } from "@flashgate/stack";
 import { failureOf, fastDatabaseUrl, fastTierContext, freshIds, testEngine } from "@flashgate/testkit";
 import mysql, { type Connection, type Pool, type RowDataPacket } from "mysql2/promise";
@@ -64,7 +64,7 @@ describe(`the database as flashgate needs it (${engine})`, () => {
     }
   });
 
-  it("gives Debezium exactly its documented grants and the app only the binlog coordinates and the open transactions", async () => {
+  it("gives Debezium exactly its documented grants, the API only the binlog coordinates, and the maintainer the open transactions too", async () => {
     expect(await globalPrivileges(admin, "debezium")).toEqual(
       [
         "LOCK TABLES",
@@ -74,17 +74,20 @@ describe(`the database as flashgate needs it (${engine})`, () => {
         "SHOW DATABASES",
       ].sort(),
     );
-    expect(await globalPrivileges(admin, "flashgate")).toEqual(["PROCESS", "REPLICATION CLIENT"]);
+    expect(await globalPrivileges(admin, "flashgate")).toEqual(["REPLICATION CLIENT"]);
+    expect(await globalPrivileges(admin, maintainerDbUser)).toEqual(["PROCESS", "REPLICATION CLIENT"]);
     const coordinates = await binlogCoordinates(app);
     expect(coordinates.file).toMatch(/\.\d+$/);
     expect(coordinates.pos).toBeGreaterThan(0);
     if (engine === "mysql") {
       const [users] = await admin.query<RowDataPacket[]>(
-        "SELECT user, plugin FROM mysql.user WHERE user IN ('debezium', 'flashgate') ORDER BY user",
+        "SELECT user, plugin FROM mysql.user WHERE user IN ('debezium', 'flashgate', ?) ORDER BY user",
+        [maintainerDbUser],
       );
       expect(users.map((row) => [row.user, row.plugin])).toEqual([
         ["debezium", "caching_sha2_password"],
         ["flashgate", "caching_sha2_password"],
+        [maintainerDbUser, "caching_sha2_password"],
       ]);
     }
   });
@@ -135,12 +138,13 @@ describe(`the database as flashgate needs it (${engine})`, () => {
     }
   });
 
-  it("lets the apps write what they write, and never delete a row, rewrite an audit line or touch what is not theirs", async () => {
-    await app.query(
-      "INSERT INTO cdc_heartbeat (id, beat_at) VALUES (1, NOW(3)) ON DUPLICATE KEY UPDATE beat_at = NOW(3)",
-    );
+  it("lets the API write what it writes, and never delete a row, rewrite an audit line or touch what is the maintainer's", async () => {
     await app.query("UPDATE sale_order SET state = state WHERE activity_id = 0");
+    await app.query("SELECT COUNT(*) FROM payment_event");
     for (const statement of [
+      "INSERT INTO cdc_heartbeat (id, beat_at) VALUES (1, NOW(3)) ON DUPLICATE KEY UPDATE beat_at = NOW(3)",
+      "SELECT COUNT(*) FROM lost_change",
+      "INSERT INTO lost_change (gtid, binlog_position, table_name, op, committed_at) VALUES ('x', 'y', 't', 'c', NOW(3))",
       "INSERT INTO debezium_signal (id, type, data) VALUES ('x', 'execute-snapshot', '{}')",
       "DELETE FROM payment_event WHERE order_id = 'x'",
       "UPDATE payment_event SET order_id = 'x' WHERE order_id = 'y'",
@@ -155,6 +159,39 @@ describe(`the database as flashgate needs it (${engine})`, () => {
       "SELECT COUNT(*) FROM schema_migrations",
     ])
       await expectRefused(app, statement, serverErrors.tableAccessDenied);
+    // Other sessions' open transactions are the maintainer's to read (PROCESS).
+    await expectRefused(
+      app,
+      "SELECT COUNT(*) FROM information_schema.innodb_trx",
+      serverErrors.specificAccessDenied,
+    );
+  });
+
+  it("lets the maintainer read, expire orders and record its findings, and write nothing else", async () => {
+    const maintainer = createPool(fastDatabaseUrl("maintainer"), { connectionLimit: 1 });
+    try {
+      await maintainer.query(
+        "INSERT INTO cdc_heartbeat (id, beat_at) VALUES (1, NOW(3)) ON DUPLICATE KEY UPDATE beat_at = NOW(3)",
+      );
+      await maintainer.query("UPDATE sale_order SET state = state WHERE activity_id = 0");
+      await maintainer.query("UPDATE sale_stock SET available = available WHERE activity_id = 0");
+      await maintainer.query("SELECT COUNT(*) FROM lost_change");
+      await maintainer.query("SELECT COUNT(*) FROM information_schema.innodb_trx");
+      await binlogCoordinates(maintainer);
+      for (const statement of [
+        "INSERT INTO sale_order (order_id, request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at) VALUES ('x', 'x', 0, 0, 0, 'PENDING', 1, 'EUR', NOW(3), NOW(3))",
+        "INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES (0, 0, 1, 1, 'EUR')",
+        "UPDATE activity SET name = name WHERE id = 0",
+        "SELECT COUNT(*) FROM payment_event",
+        "INSERT INTO stock_ledger (activity_id, sku_id, delta, available_after, reason, operator) VALUES (0, 0, 0, 0, 'x', 'x')",
+        "DELETE FROM sale_order WHERE activity_id = 0",
+        "UPDATE lost_change SET op = 'd' WHERE gtid = 'x'",
+        "SELECT COUNT(*) FROM schema_migrations",
+      ])
+        await expectRefused(maintainer, statement, serverErrors.tableAccessDenied);
+    } finally {
+      await maintainer.end();
+    }
   });
 
   it("migrates again without changing anything, and refuses names that are not plain identifiers", async () => {
@@ -162,6 +199,7 @@ describe(`the database as flashgate needs it (${engine})`, () => {
     const options = {
       database: databaseName,
       appUser: { name: "flashgate", password: ctx.secrets.appDbPassword },
+      maintainerUser: { name: maintainerDbUser, password: ctx.secrets.maintainerDbPassword },
       debeziumUser: { name: "debezium", password: ctx.secrets.debeziumDbPassword },
     };
     const grantsBefore = await globalPrivileges(admin, "flashgate");
@@ -181,6 +219,7 @@ describe(`the database as flashgate needs it (${engine})`, () => {
       const result = await migrate(admin, {
         database: scratch,
         appUser: { name: "flashgate", password: ctx.secrets.appDbPassword },
+        maintainerUser: { name: maintainerDbUser, password: ctx.secrets.maintainerDbPassword },
         debeziumUser: { name: "debezium", password: ctx.secrets.debeziumDbPassword },
         onApplied: (migration) => applied.push(migration.version),
       });
@@ -266,6 +305,7 @@ describe(`the database as flashgate needs it (${engine})`, () => {
         migrate(appConnection, {
           database: databaseName,
           appUser: { name: "flashgate", password },
+          maintainerUser: { name: maintainerDbUser, password },
           debeziumUser: { name: "debezium", password },
         }),
       );

@@ -1,4 +1,4 @@
-export { appDbUser, databaseName, dbaDbUser, debeziumDbUser } from "./accounts.ts";
+export { appDbUser, databaseName, dbaDbUser, debeziumDbUser, maintainerDbUser } from "./accounts.ts";
 export { binlogPositionLost, gtidsWithoutLostCommits, type ReaderPosition } from "./binlog-holdings.ts";
 export { type BinlogSource, binlogCoordinates, readBinlogSource } from "./binlog-source.ts";
 export { skusChangedSince } from "./changed-skus.ts";

@@ -9,7 +9,7 @@ import { createPool } from "./pool.ts";
 describe("lost changes, on the database alone", () => {
   let pool: Pool;
   beforeAll(() => {
-    pool = createPool(fastDatabaseUrl(), { connectionLimit: 2 });
+    pool = createPool(fastDatabaseUrl("maintainer"), { connectionLimit: 2 });
   });
   afterAll(async () => pool.end());
 

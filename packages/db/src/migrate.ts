@@ -4,7 +4,10 @@ import { type Migration, readMigrations } from "./migrations.ts";
 
 export interface MigrateOptions {
   database: string;
+  /** The purchase API's account. */
   appUser: { name: string; password: string };
+  /** The cache-maintainer's. */
+  maintainerUser: { name: string; password: string };
   debeziumUser: { name: string; password: string };
   /** The account a DBA logs in with (`flashgate sql`): rows of the sale tables, nothing else. */
   dbaUser?: { name: string; password: string };
@@ -15,8 +18,14 @@ const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
 /** Creates the database, users with least privilege, and applies pending migrations. Running it twice changes nothing. */
 export async function migrate(admin: Connection, options: MigrateOptions): Promise<{ applied: number[] }> {
-  const { database, appUser, debeziumUser, dbaUser } = options;
-  for (const name of [database, appUser.name, debeziumUser.name, ...(dbaUser ? [dbaUser.name] : [])]) {
+  const { database, appUser, maintainerUser, debeziumUser, dbaUser } = options;
+  for (const name of [
+    database,
+    appUser.name,
+    maintainerUser.name,
+    debeziumUser.name,
+    ...(dbaUser ? [dbaUser.name] : []),
+  ]) {
     if (!identifier.test(name)) throw new Error(`invalid identifier: ${name}`);
   }
   const db = options.database;
@@ -45,8 +54,11 @@ export async function migrate(admin: Connection, options: MigrateOptions): Promi
   return { applied };
 }
 
-async function ensureUsers(admin: Connection, { database, appUser, debeziumUser, dbaUser }: MigrateOptions) {
-  for (const user of [appUser, debeziumUser, ...(dbaUser ? [dbaUser] : [])]) {
+async function ensureUsers(
+  admin: Connection,
+  { database, appUser, maintainerUser, debeziumUser, dbaUser }: MigrateOptions,
+) {
+  for (const user of [appUser, maintainerUser, debeziumUser, ...(dbaUser ? [dbaUser] : [])]) {
     try {
       await admin.query("CREATE USER IF NOT EXISTS ?@'%' IDENTIFIED BY ?", [user.name, user.password]);
       // Keeps the password in step with the local secrets file if it was regenerated.
@@ -92,24 +104,34 @@ async function revokeIfGranted(admin: Connection, statement: string, values: str
 /** What a DBA may not touch: the migrations' bookkeeping, the CDC probe's row and Debezium's signals. */
 const notForDbas = ["schema_migrations", "cdc_heartbeat", "debezium_signal"];
 /**
- * What the apps' account may do to each table (the rest: nothing). No DELETE anywhere: flashgate never
+ * What each app's account may do to each table (the rest: nothing). No DELETE anywhere: flashgate never
  * deletes a row (orders are closed, not removed). The stock ledger and payment events are audit trails,
  * a line added and never rewritten; a lost change is a finding, recorded once. The orders' version is
  * the triggers' alone (they run as their definer); the migrations' bookkeeping and Debezium's signals
- * are not the apps'.
+ * are no app's.
  */
-const forApps: Record<string, string> = {
+const forApi: Record<string, string> = {
+  // Decisions, the back-office's activities, SKUs and restocks, closures and payments.
   activity: "SELECT, INSERT, UPDATE",
   sale_stock: "SELECT, INSERT, UPDATE",
   sale_order: "SELECT, INSERT, UPDATE",
   stock_ledger: "SELECT, INSERT",
   payment_event: "SELECT, INSERT",
+  // The sold-out shortcut's version, and the back-office's fenced SKU view.
   sku_orders_version: "SELECT",
+};
+const forMaintainer: Record<string, string> = {
+  // Rebuilds, the directory and the drift check read; the order expiry closes orders and gives units back.
+  activity: "SELECT",
+  sale_stock: "SELECT, UPDATE",
+  sale_order: "SELECT, UPDATE",
+  sku_orders_version: "SELECT",
+  // Its lag probe's row, and what a failover lost.
   cdc_heartbeat: "SELECT, INSERT, UPDATE",
   lost_change: "SELECT, INSERT",
 };
-/** What an earlier version granted the apps beyond `forApps`, taken back from a deployment it ran on. */
-const beyondApps = (privileges: string) =>
+/** What an earlier version granted an account beyond its table's privileges, taken back. */
+const beyond = (privileges: string) =>
   ["SELECT", "INSERT", "UPDATE", "DELETE"].filter((privilege) => !privileges.includes(privilege));
 
 /**
@@ -127,31 +149,42 @@ const readOnlyForDbas: Record<string, string> = {
 
 async function grantTablePrivileges(
   admin: Connection,
-  { database, appUser, debeziumUser, dbaUser }: MigrateOptions,
+  { database, appUser, maintainerUser, debeziumUser, dbaUser }: MigrateOptions,
 ) {
-  // The app reads binlog coordinates (never the binlog itself) to fence cache rebuilds.
-  await admin.query("GRANT REPLICATION CLIENT ON *.* TO ?@'%'", [appUser.name]);
-  // The CDC fallback's cursor waits for the oldest open transaction (information_schema.innodb_trx).
-  await admin.query("GRANT PROCESS ON *.* TO ?@'%'", [appUser.name]);
-  // An earlier version granted the whole database.
-  await revokeIfGranted(admin, `REVOKE SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.* FROM ?@'%'`, [
-    appUser.name,
-  ]);
-  // Granted before what is taken back, so a deployment's running apps never lack what they use.
-  for (const [name, privileges] of Object.entries(forApps))
-    await admin.query(`GRANT ${privileges} ON \`${database}\`.\`${name}\` TO ?@'%'`, [appUser.name]);
+  // Both read binlog coordinates (never the binlog itself) to fence what they read: the maintainer its
+  // rebuilds and drift checks, the API its back-office SKU view.
+  for (const user of [maintainerUser, appUser])
+    await admin.query("GRANT REPLICATION CLIENT ON *.* TO ?@'%'", [user.name]);
+  // The maintainer's CDC fallback waits for the oldest open transaction (information_schema.innodb_trx).
+  await admin.query("GRANT PROCESS ON *.* TO ?@'%'", [maintainerUser.name]);
   const [tables] = await admin.query<RowDataPacket[]>(
     "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ? AND table_name <> 'debezium_signal'",
     [database],
   );
   const names = tables.map(({ name }) => String(name));
-  for (const name of names) {
-    const extra = beyondApps(forApps[name] ?? "");
-    if (extra.length)
-      await revokeIfGranted(admin, `REVOKE ${extra.join(", ")} ON \`${database}\`.\`${name}\` FROM ?@'%'`, [
-        appUser.name,
-      ]);
+  // The maintainer's account before the API's loses what the two shared, so that an existing deployment's
+  // maintainers, rolled to their own account, find it ready.
+  for (const [user, privileges] of [
+    [maintainerUser.name, forMaintainer],
+    [appUser.name, forApi],
+  ] as const) {
+    // An earlier version granted the whole database.
+    await revokeIfGranted(admin, `REVOKE SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.* FROM ?@'%'`, [
+      user,
+    ]);
+    // Granted before what is taken back, so a deployment's running apps never lack what they use.
+    for (const [name, granted] of Object.entries(privileges))
+      await admin.query(`GRANT ${granted} ON \`${database}\`.\`${name}\` TO ?@'%'`, [user]);
+    for (const name of names) {
+      const extra = beyond(privileges[name] ?? "");
+      if (extra.length)
+        await revokeIfGranted(admin, `REVOKE ${extra.join(", ")} ON \`${database}\`.\`${name}\` FROM ?@'%'`, [
+          user,
+        ]);
+    }
   }
+  // An earlier version gave the API's account the maintainer's PROCESS.
+  await revokeIfGranted(admin, "REVOKE PROCESS ON *.* FROM ?@'%'", [appUser.name]);
   const grantRows = async (user: string, names: string[]) => {
     for (const name of names)
       await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${database}\`.\`${name}\` TO ?@'%'`, [

@@ -12,7 +12,9 @@ import type { Rebuilder } from "./rebuild.ts";
 describe("the CDC stall fallback, on the fast tier's Redis and database", () => {
   // A database of its own: the CDC keys are global, and other files apply heartbeats meanwhile.
   const redis = withScripts(new Redis(fastRedisUrl(), { db: 7 }));
+  /** The maintainer's account, as the fallback runs; the sales and a DBA's writes come from another's. */
   let pool: Pool;
+  let writer: Pool;
   const passes: { activityId: number; skuId: number }[][] = [];
   const rebuilder = {
     rebuildSkus: async (skus: { activityId: number; skuId: number }[]) => {
@@ -37,10 +39,12 @@ describe("the CDC stall fallback, on the fast tier's Redis and database", () => 
       await redis.set(cdcKeys.changesApplied, String(Date.now() - ago.changesMs));
   };
   beforeAll(() => {
-    pool = createPool(fastDatabaseUrl(), { connectionLimit: 2 });
+    pool = createPool(fastDatabaseUrl("maintainer"), { connectionLimit: 2 });
+    writer = createPool(fastDatabaseUrl(), { connectionLimit: 2 });
   });
   afterAll(async () => {
     await pool.end();
+    await writer.end();
     redis.disconnect();
   });
   beforeEach(async () => {
@@ -91,12 +95,12 @@ describe("the CDC stall fallback, on the fast tier's Redis and database", () => 
 
   it("a maintainer started during an outage loads what changed since the last heartbeat, not since it started", async () => {
     const ids = freshIds();
-    await createSale(pool, { ...ids, units: 5 });
+    await createSale(writer, { ...ids, units: 5 });
     // Changed after the last heartbeat CDC delivered, before this maintainer started.
-    await pool.query("UPDATE sale_stock SET updated_at = NOW(3) - INTERVAL 5 SECOND WHERE activity_id = ?", [
+    await writer.query("UPDATE sale_stock SET updated_at = NOW(3) - INTERVAL 5 SECOND WHERE activity_id = ?", [
       ids.activityId,
     ]);
-    await pool.query("UPDATE activity SET updated_at = NOW(3) - INTERVAL 5 SECOND WHERE id = ?", [
+    await writer.query("UPDATE activity SET updated_at = NOW(3) - INTERVAL 5 SECOND WHERE id = ?", [
       ids.activityId,
     ]);
     await delivered({ heartbeatMs: 10_000 });
@@ -118,17 +122,17 @@ describe("the CDC stall fallback, on the fast tier's Redis and database", () => 
 
   it("loads a restock committed late: a DBA's transaction open across passes, its row stamped when it began", async () => {
     const ids = freshIds();
-    await createSale(pool, { ...ids, units: 5 });
+    await createSale(writer, { ...ids, units: 5 });
     // Created before the last heartbeat: no pass loads it for that.
-    await pool.query("UPDATE sale_stock SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE activity_id = ?", [
+    await writer.query("UPDATE sale_stock SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE activity_id = ?", [
       ids.activityId,
     ]);
-    await pool.query("UPDATE activity SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE id = ?", [
+    await writer.query("UPDATE activity SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE id = ?", [
       ids.activityId,
     ]);
     const running = await pastItsStallTime();
     const where = "activity_id = ? AND sku_id = ?";
-    const dba = await pool.getConnection();
+    const dba = await writer.getConnection();
     try {
       await dba.query("START TRANSACTION");
       await dba.query(`UPDATE sale_stock SET available = available + 10 WHERE ${where}`, [
@@ -159,18 +163,18 @@ describe("the CDC stall fallback, on the fast tier's Redis and database", () => 
 
   it("catches up once more as CDC flows again: a change between its last pass and the stream's new start is loaded", async () => {
     const ids = freshIds();
-    await createSale(pool, { ...ids, units: 5 });
-    await pool.query("UPDATE sale_stock SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE activity_id = ?", [
+    await createSale(writer, { ...ids, units: 5 });
+    await writer.query("UPDATE sale_stock SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE activity_id = ?", [
       ids.activityId,
     ]);
-    await pool.query("UPDATE activity SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE id = ?", [
+    await writer.query("UPDATE activity SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE id = ?", [
       ids.activityId,
     ]);
     const running = await pastItsStallTime();
     await running.check();
     expect(passes.flat()).not.toContainEqual(ids);
     // Committed after that pass; the stream (a connector reset to "now") starts after it.
-    await pool.query("UPDATE sale_stock SET available = 9 WHERE activity_id = ? AND sku_id = ?", [
+    await writer.query("UPDATE sale_stock SET available = 9 WHERE activity_id = ? AND sku_id = ?", [
       ids.activityId,
       ids.skuId,
     ]);

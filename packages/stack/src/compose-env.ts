@@ -11,6 +11,7 @@ export function composeEnv(existing: Record<string, string>, engine: DatabaseEng
   return {
     DB_ROOT_PASSWORD: fresh.databaseRootPassword,
     APP_DB_PASSWORD: fresh.appDbPassword,
+    MAINTAINER_DB_PASSWORD: fresh.maintainerDbPassword,
     DEBEZIUM_DB_PASSWORD: fresh.debeziumDbPassword,
     REDIS_PASSWORD: fresh.redisPassword,
     AUTH_JWT_SECRET: fresh.authJwtSecret,

@@ -1,4 +1,4 @@
-export { appEnv } from "./components/app.ts";
+export { appEnv, maintainerEnv } from "./components/app.ts";
 export { connectorEnv, connectUrl } from "./components/connect.ts";
 export { ensureMysqlServer } from "./components/database.ts";
 export {

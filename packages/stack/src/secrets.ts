@@ -6,6 +6,8 @@ import { writePrivateFile } from "./private-file.ts";
 export interface StackSecrets {
   databaseRootPassword: string;
   appDbPassword: string;
+  /** The cache-maintainer's database account. */
+  maintainerDbPassword: string;
   redisPassword: string;
   debeziumDbPassword: string;
   dbaDbPassword: string;
@@ -26,6 +28,7 @@ export const secretToken = () => randomBytes(24).toString("base64url");
 export const generateSecrets = (): StackSecrets => ({
   databaseRootPassword: secretToken(),
   appDbPassword: secretToken(),
+  maintainerDbPassword: secretToken(),
   redisPassword: secretToken(),
   debeziumDbPassword: secretToken(),
   dbaDbPassword: secretToken(),

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from "node:path";
 import { parseConfig } from "@flashgate/config";
 import { ConnectError, connectClient, isRunning, readConnectorFile } from "@flashgate/connect";
-import { appDbUser, databaseName, dbaDbUser, debeziumDbUser, migrate } from "@flashgate/db";
+import { appDbUser, databaseName, dbaDbUser, debeziumDbUser, maintainerDbUser, migrate } from "@flashgate/db";
 import { appComponent } from "./components/app.ts";
 import { connectUrl, connectWorker } from "./components/connect.ts";
 import { databaseNode } from "./components/database.ts";
@@ -167,6 +167,7 @@ export async function runMigrations(ctx: StackContext) {
     const { applied } = await migrate(admin, {
       database: databaseName,
       appUser: { name: appDbUser, password: ctx.secrets.appDbPassword },
+      maintainerUser: { name: maintainerDbUser, password: ctx.secrets.maintainerDbPassword },
       debeziumUser: { name: debeziumDbUser, password: ctx.secrets.debeziumDbPassword },
       dbaUser: { name: dbaDbUser, password: ctx.secrets.dbaDbPassword },
     });

@@ -1,5 +1,5 @@
 import { connectClient, readConnectorFile } from "@flashgate/connect";
-import { appDbUser, databaseName, debeziumDbUser, migrate } from "@flashgate/db";
+import { appDbUser, databaseName, debeziumDbUser, maintainerDbUser, migrate } from "@flashgate/db";
 import { adminConnection, connectorFile, connectUrl, registerConnector } from "@flashgate/stack";
 import { eventually, testContext } from "@flashgate/testkit";
 import { describe, expect, it } from "vitest";
@@ -23,6 +23,7 @@ describe("registering the connector", () => {
       await migrate(admin, {
         database: databaseName,
         appUser: { name: appDbUser, password: ctx.secrets.appDbPassword },
+        maintainerUser: { name: maintainerDbUser, password: ctx.secrets.maintainerDbPassword },
         debeziumUser: { name: debeziumDbUser, password: ctx.secrets.debeziumDbPassword },
       });
       await admin.end();

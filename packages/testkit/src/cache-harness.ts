@@ -1,6 +1,7 @@
 import { type FlashgateRedis, redisClient, type SkuLoad, skuKeys, withScripts } from "@flashgate/cache";
 import { binlogPosition, topicPartitions } from "@flashgate/cdc";
 import { createPool } from "@flashgate/db";
+import { maintainerEnv } from "@flashgate/stack";
 import { compareSku } from "@flashgate/sync";
 import { expect } from "vitest";
 import { stackEnv } from "./env.ts";
@@ -22,8 +23,9 @@ export const openSkuLoad = (fields: Partial<SkuLoad> = {}): SkuLoad => ({
   ...fields,
 });
 
+/** A cache-maintainer on the test stack, as its own database account. */
 export const startMaintainer = (env: Record<string, string> = {}) =>
-  startAppProcess("cache-maintainer", { ...stackEnv(), ...env });
+  startAppProcess("cache-maintainer", { ...maintainerEnv(stackEnv()), ...env });
 
 /** One counter or gauge of the maintainer's /metrics (summed over its labels). */
 export async function maintainerMetric(maintainer: AppProcess, name: string): Promise<number> {

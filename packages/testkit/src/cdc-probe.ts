@@ -21,7 +21,8 @@ async function heartbeatEnds(consumer: Consumer<string, string, string, string>)
 
 /** Whether a heartbeat committed in MySQL reaches Kafka within `timeoutMs`. */
 async function heartbeatReachesKafka(env: Record<string, string>, timeoutMs: number): Promise<void> {
-  const pool = createPool(env.DATABASE_URL, { connectionLimit: 1 });
+  // The heartbeat row is the cache-maintainer's to write.
+  const pool = createPool(env.MAINTAINER_DATABASE_URL, { connectionLimit: 1 });
   const consumer = new Consumer({
     clientId: "cdc-probe",
     groupId: "cdc-probe",

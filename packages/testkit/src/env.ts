@@ -18,8 +18,9 @@ export function fastRedisUrl(): string {
   return url;
 }
 
-export function fastDatabaseUrl(): string {
-  const url = fastTier().databaseUrl;
+/** The fast tier's database, as the purchase API's account or the cache-maintainer's. */
+export function fastDatabaseUrl(account: "api" | "maintainer" = "api"): string {
+  const url = account === "api" ? fastTier().databaseUrl : fastTier().maintainerDatabaseUrl;
   if (!url) throw new Error("no database here: name the test file *.db.test.ts or *.service.test.ts");
   return url;
 }

@@ -47,7 +47,9 @@ export default async function setup(project: TestProject) {
   project.provide("fastTier", {
     stackEnv: env,
     ...(parts.includes("redis") ? { redisUrl: redisUrl(ctx) } : {}),
-    ...(parts.includes("database") ? { databaseUrl: appEnv(ctx).DATABASE_URL } : {}),
+    ...(parts.includes("database")
+      ? { databaseUrl: appEnv(ctx).DATABASE_URL, maintainerDatabaseUrl: appEnv(ctx).MAINTAINER_DATABASE_URL }
+      : {}),
   });
   return async () => {
     await down(ctx, { only: parts });

@@ -32,7 +32,7 @@ export function registerDatabaseCommands(program: Command) {
 
   db.command("lost-commits")
     .description(
-      "the changes the cache saw from a primary lost in a failover that the database no longer holds (DATABASE_URL, or the local stack's)",
+      "the changes the cache saw from a primary lost in a failover that the database no longer holds (DATABASE_URL: the cache-maintainer's account or the DBA's; else the local stack's maintainer's)",
     )
     .option("--json", "machine-readable output")
     .action(async (options: { json?: boolean }) => {
@@ -61,7 +61,8 @@ export function registerDatabaseCommands(program: Command) {
     });
 }
 
+/** The local cache-maintainer's account: lost changes are its findings. */
 async function localDatabaseUrl(): Promise<string> {
   const { appEnv, stackContext } = await localStack();
-  return appEnv(stackContext()).DATABASE_URL;
+  return appEnv(stackContext()).MAINTAINER_DATABASE_URL;
 }

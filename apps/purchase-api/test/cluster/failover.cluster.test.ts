@@ -61,6 +61,8 @@ describe("the cluster topology during a sale", () => {
     (index) => `http://127.0.0.1:${instancePort(Number(env.FLASHGATE_API_PORT), index)}`,
   );
   let pool: Pool;
+  /** The maintainers' account: what a failover lost is their finding (the API's account may not read it). */
+  let findings: Pool;
   let redis: FlashgateRedis;
   /**
    * SKUs no buyer touches, a dozen so that some fall on every partition of the sale topic: a change to
@@ -75,6 +77,7 @@ describe("the cluster topology during a sale", () => {
 
   beforeAll(async () => {
     pool = createPool(env.DATABASE_URL, { connectionLimit: 4 });
+    findings = createPool(env.MAINTAINER_DATABASE_URL, { connectionLimit: 1 });
     redis = withScripts(redisClient(env.REDIS_URL, { maxRetriesPerRequest: 3 }));
     redis.on("error", () => {});
     for (const skuId of probeSkus)
@@ -90,6 +93,7 @@ describe("the cluster topology during a sale", () => {
 
   afterAll(async () => {
     await pool?.end();
+    await findings?.end();
     redis?.disconnect();
     const dir = join(repoRoot, "test-artifacts");
     mkdirSync(dir, { recursive: true });
@@ -368,7 +372,7 @@ describe("the cluster topology during a sale", () => {
     const promoted = databaseNodes(ctx).find((node) => node !== primaryNode(ctx)) ?? 1;
     const oldPrimaryPort = instancePort(Number(env.FLASHGATE_DB_PORT), primaryNode(ctx) + 1);
     const newPrimary = await serverIdentity(promoted);
-    const lostBefore = await lostChanges(pool, { limit: 100_000 });
+    const lostBefore = await lostChanges(findings, { limit: 100_000 });
     let change: RoleChange | undefined;
     let cdcMs = 0;
     const result = await saleWithFault(async () => {
@@ -389,7 +393,7 @@ describe("the cluster topology during a sale", () => {
       },
       { timeoutMs: 30_000, intervalMs: 500 },
     );
-    expect(await lostChangesSince(pool, lostBefore)).toEqual([]);
+    expect(await lostChangesSince(findings, lostBefore)).toEqual([]);
     // The old primary, now a replica, is watched: the maintainers report it replicating, the dashboard its lag.
     await eventually(
       async () => {
@@ -412,7 +416,7 @@ describe("the cluster topology during a sale", () => {
     const primary = primaryNode(ctx);
     const promoted = databaseNodes(ctx).find((node) => node !== primary) ?? 1;
     const replica = await adminConnection(ctx, undefined, promoted);
-    const lostBefore = await lostChanges(pool, { limit: 100_000 });
+    const lostBefore = await lostChanges(findings, { limit: 100_000 });
     const gate = new BuyerGate();
     let change: (RoleChange & { keptAside: string }) | undefined;
     const result = await saleWithFault(
@@ -463,7 +467,7 @@ describe("the cluster topology during a sale", () => {
     expect(lostTransactions.length).toBeGreaterThan(0);
     const named = await eventually(
       async () => {
-        const changes = await lostChangesSince(pool, lostBefore);
+        const changes = await lostChangesSince(findings, lostBefore);
         expect([...new Set(changes.map((c) => c.gtid))].sort()).toEqual(lostTransactions.sort());
         return changes;
       },
@@ -558,7 +562,7 @@ describe("the cluster topology during a sale", () => {
     expect(missing.length).toBeGreaterThan(10);
     await eventually(
       async () => {
-        const named = (await lostChanges(pool))
+        const named = (await lostChanges(findings))
           .filter((c) => c.table === "sale_order" && c.op === "c" && c.activityId === sale.activityId)
           .map((c) => String(c.orderId));
         expect(named.sort()).toEqual(missing);
@@ -572,7 +576,13 @@ describe("the cluster topology during a sale", () => {
     (index) => `http://127.0.0.1:${instancePort(Number(env.FLASHGATE_MAINTAINER_PORT), index)}`,
   );
   const dashboardSnapshot = async () =>
-    (await (await fetch(`http://127.0.0.1:${env.FLASHGATE_DASHBOARD_PORT}/api/snapshot`)).json()) as {
+    (await (
+      await fetch(`http://127.0.0.1:${env.FLASHGATE_DASHBOARD_PORT}/api/snapshot`, {
+        headers: {
+          authorization: `Basic ${Buffer.from(`operator:${env.DASHBOARD_PASSWORD}`).toString("base64")}`,
+        },
+      })
+    ).json()) as {
       database: { replicaLagSeconds: number | null; lostChanges: number | null };
     };
 

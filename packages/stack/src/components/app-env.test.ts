@@ -27,6 +27,15 @@ describe("each app is started with the secrets it uses and no others", () => {
     expect(Object.values(env).some((value) => value.includes(ctx.secrets.appDbPassword))).toBe(false);
   });
 
+  it("the purchase API and the maintainer each hold their own database account, and neither the other's", () => {
+    const api = appEnvOf("purchase-api", ctx, 1);
+    const maintainer = appEnvOf("cache-maintainer", ctx, 1);
+    expect(new URL(api.DATABASE_URL).username).toBe("flashgate");
+    expect(new URL(maintainer.DATABASE_URL).username).toBe("flashgate_maintainer");
+    expect(Object.values(api).some((value) => value.includes(ctx.secrets.maintainerDbPassword))).toBe(false);
+    expect(Object.values(maintainer).some((value) => value.includes(ctx.secrets.appDbPassword))).toBe(false);
+  });
+
   it("the purchase-api holds the three it verifies with, and its port", () => {
     const env = appEnvOf("purchase-api", ctx, 18080);
     expect(holds(env)).toEqual(secrets);

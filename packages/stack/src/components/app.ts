@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { appDbUser, databaseName } from "@flashgate/db";
+import { appDbUser, databaseName, maintainerDbUser } from "@flashgate/db";
 import type { Component, StackContext } from "../context.ts";
 import { answersOk } from "../net.ts";
 import { repoRoot } from "../paths.ts";
@@ -13,11 +13,14 @@ import { dashboardRedisUrl, redisUrl } from "./redis.ts";
 
 /** The environment every flashgate app reads its config from; tests and `flashgate env` use the same. */
 export const appEnv = (ctx: StackContext): Record<string, string> => ({
-  DATABASE_URL: databaseUrl(ctx, ctx.config.FLASHGATE_DB_PORT),
+  // The purchase API's account (and the tests' and the CLI's for the sale's rows).
+  DATABASE_URL: databaseUrl(appDbUser, ctx.secrets.appDbPassword, ctx.config.FLASHGATE_DB_PORT),
+  // The cache-maintainer's: given to it as its DATABASE_URL (maintainerEnv).
+  MAINTAINER_DATABASE_URL: maintainerDatabaseUrl(ctx, ctx.config.FLASHGATE_DB_PORT),
   // A replicated database's servers, each dialled directly, where the maintainers watch replication.
   DATABASE_NODE_URLS: replicated(ctx)
     ? databaseNodes(ctx)
-        .map((node) => databaseUrl(ctx, databaseNodePort(ctx, node)))
+        .map((node) => maintainerDatabaseUrl(ctx, databaseNodePort(ctx, node)))
         .join(",")
     : "",
   REDIS_URL: redisUrl(ctx),
@@ -32,8 +35,17 @@ export const appEnv = (ctx: StackContext): Record<string, string> => ({
   MAINTAINER_URL: `http://127.0.0.1:${ctx.config.FLASHGATE_MAINTAINER_PORT}`,
 });
 
-const databaseUrl = (ctx: StackContext, port: number) =>
-  `mysql://${appDbUser}:${encodeURIComponent(ctx.secrets.appDbPassword)}@127.0.0.1:${port}/${databaseName}`;
+const databaseUrl = (user: string, password: string, port: number) =>
+  `mysql://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/${databaseName}`;
+
+const maintainerDatabaseUrl = (ctx: StackContext, port: number) =>
+  databaseUrl(maintainerDbUser, ctx.secrets.maintainerDbPassword, port);
+
+/** The environment the cache-maintainer runs with, from the stack's: its own database account as DATABASE_URL. */
+export const maintainerEnv = (env: Record<string, string>): Record<string, string> => {
+  const { MAINTAINER_DATABASE_URL, ...rest } = env;
+  return MAINTAINER_DATABASE_URL ? { ...rest, DATABASE_URL: MAINTAINER_DATABASE_URL } : rest;
+};
 
 /**
  * What each app reads: it is given that and nothing else (the dashboard holds no token, no webhook
@@ -62,7 +74,7 @@ type AppName = keyof typeof appNeeds;
 
 /** The environment one app is started with: its own variables from appEnv, and its port. */
 export function appEnvOf(name: AppName, ctx: StackContext, port: number): Record<string, string> {
-  const all = appEnv(ctx);
+  const all = name === "cache-maintainer" ? maintainerEnv(appEnv(ctx)) : appEnv(ctx);
   return {
     ...Object.fromEntries(appNeeds[name].map((variable) => [variable, all[variable]])),
     // The dashboard's Redis user reads and writes nothing but the drift check's keys.

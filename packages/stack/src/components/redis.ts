@@ -15,12 +15,13 @@ const isCluster = (ctx: StackContext) => nodePorts(ctx).length > 1;
 
 /**
  * The dashboard's Redis user: it reads the maintainers' published drift check and incident log
- * (`fg:drift:last`, `fg:drift:incidents`) and nothing else, and writes nothing. The same rules are in
- * docker-compose.yml and deploy/kubernetes/base/redis.yaml (a test holds them equal).
+ * (`fg:drift:last`, `fg:drift:incidents`) and nothing else, and writes nothing; a Cluster client also
+ * asks for the slots and the cluster's state. The same rules are in docker-compose.yml and
+ * deploy/kubernetes/base/redis.yaml (a test holds them equal).
  */
 export const dashboardRedisUser = {
   name: "flashgate-dashboard",
-  rules: "resetkeys %R~fg:drift:* resetchannels -@all +get +lrange +ping +info +cluster|slots",
+  rules: "resetkeys %R~fg:drift:* resetchannels -@all +get +lrange +ping +info +cluster|slots +cluster|info",
 };
 
 const nodes = (ctx: StackContext) =>
