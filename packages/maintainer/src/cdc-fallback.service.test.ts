@@ -97,9 +97,10 @@ describe("the CDC stall fallback, on the fast tier's Redis and database", () => 
     const ids = freshIds();
     await createSale(writer, { ...ids, units: 5 });
     // Changed after the last heartbeat CDC delivered, before this maintainer started.
-    await writer.query("UPDATE sale_stock SET updated_at = NOW(3) - INTERVAL 5 SECOND WHERE activity_id = ?", [
-      ids.activityId,
-    ]);
+    await writer.query(
+      "UPDATE sale_stock SET updated_at = NOW(3) - INTERVAL 5 SECOND WHERE activity_id = ?",
+      [ids.activityId],
+    );
     await writer.query("UPDATE activity SET updated_at = NOW(3) - INTERVAL 5 SECOND WHERE id = ?", [
       ids.activityId,
     ]);
@@ -124,9 +125,10 @@ describe("the CDC stall fallback, on the fast tier's Redis and database", () => 
     const ids = freshIds();
     await createSale(writer, { ...ids, units: 5 });
     // Created before the last heartbeat: no pass loads it for that.
-    await writer.query("UPDATE sale_stock SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE activity_id = ?", [
-      ids.activityId,
-    ]);
+    await writer.query(
+      "UPDATE sale_stock SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE activity_id = ?",
+      [ids.activityId],
+    );
     await writer.query("UPDATE activity SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE id = ?", [
       ids.activityId,
     ]);
@@ -164,9 +166,10 @@ describe("the CDC stall fallback, on the fast tier's Redis and database", () => 
   it("catches up once more as CDC flows again: a change between its last pass and the stream's new start is loaded", async () => {
     const ids = freshIds();
     await createSale(writer, { ...ids, units: 5 });
-    await writer.query("UPDATE sale_stock SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE activity_id = ?", [
-      ids.activityId,
-    ]);
+    await writer.query(
+      "UPDATE sale_stock SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE activity_id = ?",
+      [ids.activityId],
+    );
     await writer.query("UPDATE activity SET updated_at = NOW(3) - INTERVAL 1 MINUTE WHERE id = ?", [
       ids.activityId,
     ]);
