@@ -13,6 +13,7 @@ import { repoRoot } from "@flashgate/stack";
 import { reconcile } from "@flashgate/sync";
 import {
   type AppProcess,
+  basicAuthorization,
   clients,
   createSale,
   eventually,
@@ -84,16 +85,16 @@ describe("dashboard in a real browser", () => {
       expect([path, anonymous.status]).toEqual([path, 401]);
       expect(anonymous.headers.get("www-authenticate")).toMatch(/^Basic realm="flashgate dashboard"/);
       const wrong = await fetch(`${dashboard.url}${path}`, {
-        headers: { authorization: basic("operator", "guess") },
+        headers: { authorization: basicAuthorization("operator", "guess") },
       });
       expect([path, wrong.status]).toEqual([path, 401]);
       const otherUser = await fetch(`${dashboard.url}${path}`, {
-        headers: { authorization: basic("admin", password) },
+        headers: { authorization: basicAuthorization("admin", password) },
       });
       expect([path, otherUser.status]).toEqual([path, 401]);
     }
     const incidents = await fetch(`${dashboard.url}/api/incidents`, {
-      headers: { authorization: basic("operator", password) },
+      headers: { authorization: basicAuthorization("operator", password) },
     });
     expect(incidents.status).toBe(200);
     for (const path of ["/healthz", "/readyz", "/metrics"])
@@ -124,7 +125,7 @@ describe("dashboard in a real browser", () => {
     await eventually(
       async () => {
         const response = await fetch(`${dashboard.url}/api/connectors`, {
-          headers: { authorization: basic("operator", password) },
+          headers: { authorization: basicAuthorization("operator", password) },
         });
         expect(await response.json()).toEqual([
           { name: "flashgate-sale", connector: { state: "RUNNING" }, tasks: [{ id: 0, state: "RUNNING" }] },

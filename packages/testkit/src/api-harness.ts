@@ -44,3 +44,7 @@ export interface Problem {
 
 /** The body of a problem response, typed for assertions. */
 export const problemOf = async (response: Response): Promise<Problem> => (await response.json()) as Problem;
+
+/** An HTTP Basic `Authorization` header's value. */
+export const basicAuthorization = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;

@@ -1,5 +1,5 @@
 import { type FlashgateRedis, redisClient, type SkuLoad, skuKeys, withScripts } from "@flashgate/cache";
-import { binlogPosition, topicPartitions } from "@flashgate/cdc";
+import { binlogPosition, topicPartitions, topics } from "@flashgate/cdc";
 import { createPool } from "@flashgate/db";
 import { maintainerEnv } from "@flashgate/stack";
 import { compareSku } from "@flashgate/sync";
@@ -27,12 +27,23 @@ export const openSkuLoad = (fields: Partial<SkuLoad> = {}): SkuLoad => ({
 export const startMaintainer = (env: Record<string, string> = {}) =>
   startAppProcess("cache-maintainer", { ...maintainerEnv(stackEnv()), ...env });
 
-/** One counter or gauge of the maintainer's /metrics (summed over its labels). */
-export async function maintainerMetric(maintainer: AppProcess, name: string): Promise<number> {
+/**
+ * One counter or gauge of the maintainer's /metrics, summed over its labels; with `labels` (as Prometheus
+ * prints them, `topic="flashgate.sale"`) only the series that has exactly those.
+ */
+export async function maintainerMetric(
+  maintainer: AppProcess,
+  name: string,
+  labels?: string,
+): Promise<number> {
   const text = await (await fetch(`${maintainer.url}/metrics`)).text();
+  const matches = (line: string) =>
+    labels === undefined
+      ? line.startsWith(`${name} `) || line.startsWith(`${name}{`)
+      : line.startsWith(`${name}{${labels}} `);
   return text
     .split("\n")
-    .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+    .filter(matches)
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
 }
 
@@ -41,12 +52,9 @@ export const awaitPartitionsShared = (maintainers: AppProcess[]) =>
   eventually(
     async () => {
       const owned = await Promise.all(
-        maintainers.map(async (maintainer) => {
-          const text = await (await fetch(`${maintainer.url}/metrics`)).text();
-          return Number(
-            /^flashgate_kafka_assigned_partitions\{topic="flashgate\.sale"\} (\d+)$/m.exec(text)?.[1] ?? 0,
-          );
-        }),
+        maintainers.map((maintainer) =>
+          maintainerMetric(maintainer, "flashgate_kafka_assigned_partitions", `topic="${topics.sale}"`),
+        ),
       );
       expect(owned.every((n) => n > 0) && owned.reduce((a, b) => a + b, 0)).toBe(topicPartitions);
     },

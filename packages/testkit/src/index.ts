@@ -1,4 +1,12 @@
-export { adminToken, idempotencyKey, type Problem, problemOf, serveApp, userToken } from "./api-harness.ts";
+export {
+  adminToken,
+  basicAuthorization,
+  idempotencyKey,
+  type Problem,
+  problemOf,
+  serveApp,
+  userToken,
+} from "./api-harness.ts";
 export {
   awaitPartitionsShared,
   cachedAvailable,

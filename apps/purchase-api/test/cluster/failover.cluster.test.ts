@@ -27,6 +27,7 @@ import {
 } from "@flashgate/stack";
 import { reconcile } from "@flashgate/sync";
 import {
+  basicAuthorization,
   cachedAvailable,
   createSale,
   eventually,
@@ -579,7 +580,7 @@ describe("the cluster topology during a sale", () => {
     (await (
       await fetch(`http://127.0.0.1:${env.FLASHGATE_DASHBOARD_PORT}/api/snapshot`, {
         headers: {
-          authorization: `Basic ${Buffer.from(`operator:${env.DASHBOARD_PASSWORD}`).toString("base64")}`,
+          authorization: basicAuthorization("operator", env.DASHBOARD_PASSWORD),
         },
       })
     ).json()) as {

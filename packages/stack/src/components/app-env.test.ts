@@ -25,6 +25,9 @@ describe("each app is started with the secrets it uses and no others", () => {
     const env = appEnvOf("dashboard", ctx, 1);
     expect(env.DATABASE_URL).toBeUndefined();
     expect(Object.values(env).some((value) => value.includes(ctx.secrets.appDbPassword))).toBe(false);
+    // Its Redis user is its own read-only one, never the apps'.
+    expect(new URL(env.REDIS_URL).username).toBe("flashgate-dashboard");
+    expect(Object.values(env).some((value) => value.includes(ctx.secrets.redisPassword))).toBe(false);
   });
 
   it("the purchase API and the maintainer each hold their own database account, and neither the other's", () => {

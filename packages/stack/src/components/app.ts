@@ -41,12 +41,6 @@ const databaseUrl = (user: string, password: string, port: number) =>
 const maintainerDatabaseUrl = (ctx: StackContext, port: number) =>
   databaseUrl(maintainerDbUser, ctx.secrets.maintainerDbPassword, port);
 
-/** The environment the cache-maintainer runs with, from the stack's: its own database account as DATABASE_URL. */
-export const maintainerEnv = (env: Record<string, string>): Record<string, string> => {
-  const { MAINTAINER_DATABASE_URL, ...rest } = env;
-  return MAINTAINER_DATABASE_URL ? { ...rest, DATABASE_URL: MAINTAINER_DATABASE_URL } : rest;
-};
-
 /**
  * What each app reads: it is given that and nothing else (the dashboard holds no token, no webhook
  * secret, no database account and no route to Kafka Connect: it shows the maintainers' drift verdicts
@@ -72,13 +66,33 @@ const appNeeds = {
 
 type AppName = keyof typeof appNeeds;
 
+/**
+ * Where an app's own account is in appEnv, by the variable the app reads: the maintainer's database
+ * account, the dashboard's read-only Redis user.
+ */
+const ownAccounts: Partial<Record<AppName, Record<string, string>>> = {
+  "cache-maintainer": { DATABASE_URL: "MAINTAINER_DATABASE_URL" },
+  dashboard: { REDIS_URL: "DASHBOARD_REDIS_URL" },
+};
+
+/** The stack's environment as `name` reads it: its own accounts in the variables it reads, no other's. */
+function withOwnAccounts(name: AppName, env: Record<string, string>): Record<string, string> {
+  const sources = new Set(Object.values(ownAccounts).flatMap((own) => Object.values(own ?? {})));
+  const own = Object.entries(ownAccounts[name] ?? {}).filter(([, source]) => env[source] !== undefined);
+  return {
+    ...Object.fromEntries(Object.entries(env).filter(([variable]) => !sources.has(variable))),
+    ...Object.fromEntries(own.map(([variable, source]) => [variable, env[source]])),
+  };
+}
+
+/** The environment the cache-maintainer runs with, from the stack's (bench, chaos and tests start it so). */
+export const maintainerEnv = (env: Record<string, string>) => withOwnAccounts("cache-maintainer", env);
+
 /** The environment one app is started with: its own variables from appEnv, and its port. */
 export function appEnvOf(name: AppName, ctx: StackContext, port: number): Record<string, string> {
-  const all = name === "cache-maintainer" ? maintainerEnv(appEnv(ctx)) : appEnv(ctx);
+  const all = withOwnAccounts(name, appEnv(ctx));
   return {
     ...Object.fromEntries(appNeeds[name].map((variable) => [variable, all[variable]])),
-    // The dashboard's Redis user reads and writes nothing but the drift check's keys.
-    ...(name === "dashboard" ? { REDIS_URL: all.DASHBOARD_REDIS_URL } : {}),
     PORT: String(port),
   };
 }
