@@ -4,7 +4,7 @@ import { failureOf, fastDatabaseUrl, fastTierContext, freshIds, testEngine } fro
 import mysql, { type Connection, type Pool, type RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { binlogCoordinates } from "./binlog-source.ts";
-import { isDatabaseUnavailable, isDuplicateKey, serverErrors } from "./errors.ts";
+import { isDatabaseUnavailable, isDuplicateKey, isRowRefused, serverErrors } from "./errors.ts";
 import { migrate } from "./migrate.ts";
 import { readMigrations } from "./migrations.ts";
 import { createPool } from "./pool.ts";
@@ -382,6 +382,43 @@ describe(`the database as flashgate needs it (${engine})`, () => {
         connection.release();
       }
       await admin.query("DELETE FROM activity WHERE id IN (?, ?)", rows);
+    }
+  });
+
+  it("names a stock row left negative and a NULL expiry as refused rows, on a session of flashgate's pool", async () => {
+    const { activityId, skuId } = freshIds();
+    await app.query(
+      "INSERT INTO activity (id, name, starts_at, ends_at) VALUES (?, 'engine', NOW(3), NOW(3) + INTERVAL 1 HOUR)",
+      [activityId],
+    );
+    await app.query(
+      "INSERT INTO sale_stock (activity_id, sku_id, available, price_cents, currency) VALUES (?, ?, 1, 100, 'EUR')",
+      [activityId, skuId],
+    );
+    try {
+      const negative = await failureOf(
+        app.query("UPDATE sale_stock SET available = -1 WHERE activity_id = ? AND sku_id = ?", [
+          activityId,
+          skuId,
+        ]),
+      );
+      expect(isRowRefused(negative)).toBe(true);
+      // Two rows: a session out of strict mode would store the second's NULL as a zero date, so the pool
+      // pins strict mode whatever the server's.
+      const [[mode]] = await app.query<RowDataPacket[]>("SELECT @@SESSION.sql_mode AS mode");
+      expect(String(mode.mode).split(",")).toContain("STRICT_ALL_TABLES");
+      const nullExpiry = await failureOf(
+        app.query(
+          `INSERT INTO sale_order (request_id, activity_id, sku_id, user_id, state, amount_cents, currency, created_at, expires_at)
+           VALUES ('e-1', ?, ?, 1, 'PENDING', 100, 'EUR', NOW(3), NOW(3)), ('e-2', ?, ?, 2, 'PENDING', 100, 'EUR', NOW(3), NULL)`,
+          [activityId, skuId, activityId, skuId],
+        ),
+      );
+      expect(isRowRefused(nullExpiry)).toBe(true);
+      expect(isDatabaseUnavailable(nullExpiry)).toBe(false);
+    } finally {
+      await admin.query("DELETE FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [activityId, skuId]);
+      await admin.query("DELETE FROM activity WHERE id = ?", [activityId]);
     }
   });
 

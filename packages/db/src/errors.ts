@@ -1,8 +1,11 @@
 /**
- * Server error numbers flashgate acts on. MySQL 8 and MariaDB share them, so each is defined once here;
+ * Server error numbers flashgate acts on. MySQL 8 and MariaDB share them but one, so each is defined once here;
  * the engine suite (packages/db/test/engine.int.test.ts) provokes every one on both engines.
  */
 export const serverErrors = {
+  /** A CHECK constraint refused a row: ER_CHECK_CONSTRAINT_VIOLATED on MySQL (ER_CONSTRAINT_FAILED on MariaDB, below). */
+  checkViolated: 3819,
+  checkViolatedMariadb: 4025,
   /** ER_NONEXISTING_GRANT: revoking what was never granted. */
   noSuchGrant: 1141,
   /** ER_NONEXISTING_TABLE_GRANT: revoking a table privilege that was never granted. */
@@ -12,6 +15,8 @@ export const serverErrors = {
   /** ER_SPECIFIC_ACCESS_DENIED_ERROR: the statement needs a privilege the user lacks (RELOAD, SUPER…). */
   specificAccessDenied: 1227,
   duplicateKey: 1062,
+  /** ER_BAD_NULL_ERROR: NULL for a NOT NULL column (strict mode, which flashgate's sessions pin). */
+  badNull: 1048,
   parse: 1064,
   lockWaitTimeout: 1205,
   deadlock: 1213,
@@ -22,6 +27,12 @@ export const serverErrors = {
 export const errnoOf = (error: unknown): number | undefined => (error as { errno?: number }).errno;
 
 export const isDuplicateKey = (error: unknown) => errnoOf(error) === serverErrors.duplicateKey;
+
+/** A row broke a CHECK constraint or a NOT NULL column: the statement changed nothing. */
+export const isRowRefused = (error: unknown) =>
+  new Set<number>([serverErrors.checkViolated, serverErrors.checkViolatedMariadb, serverErrors.badNull]).has(
+    errnoOf(error) ?? 0,
+  );
 
 /** The statement lost a lock conflict (deadlock, lock wait timeout) and its transaction was rolled back. */
 export const isLockConflict = (error: unknown) =>

@@ -25,6 +25,12 @@ export function createPool(url: string, options: Partial<PoolOptions> = {}): Poo
     connection.query("SET SESSION time_zone = '+00:00'", () => {});
     connection.query("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", () => {});
     connection.query(`SET SESSION innodb_lock_wait_timeout = ${lockWaitTimeoutS}`, () => {});
+    // A NULL for a NOT NULL column fails its statement (the decision's priced form relies on it), whatever
+    // the server's own sql_mode.
+    connection.query(
+      "SET SESSION sql_mode = CONCAT(@@SESSION.sql_mode, IF(@@SESSION.sql_mode = '', '', ','), 'STRICT_ALL_TABLES')",
+      () => {},
+    );
     // A decision batch lists its new buyers with GROUP_CONCAT, 1,024 bytes by default.
     connection.query("SET SESSION group_concat_max_len = 1048576", () => {});
     // Every flashgate transaction that changes a SKU's orders changes its stock row too (migration 004).

@@ -2,8 +2,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import {
   addSkus,
   createSale,
+  dbaConnection,
   failureOf,
   fastDatabaseUrl,
+  fastTierContext,
   freshIds,
   type SaleFixture,
   skuInDatabase,
@@ -195,6 +197,41 @@ describe("the purchase decision in SQL, on the database alone", () => {
     expect(await placeOrder(pool, { ...ids, userId: "1", requestId: `none-${ids.activityId}` })).toEqual({
       kind: "unknown_sku",
     });
+  });
+
+  it("a SKU whose price a decision learned sells at the price its row holds now, and refuses once its window closed or its row is gone", async () => {
+    const { ids, buy } = await sale(10, { priceCents: 1000 });
+    expect((await buy(1)).kind).toBe("created");
+    const dba = await dbaConnection(fastTierContext());
+    try {
+      await dba.query("UPDATE sale_stock SET price_cents = 1300 WHERE activity_id = ? AND sku_id = ?", [
+        ids.activityId,
+        ids.skuId,
+      ]);
+      expect(await buy(2)).toMatchObject({ kind: "created", order: { amountCents: 1300 } });
+      const window = await sale(5);
+      expect((await window.buy(1)).kind).toBe("created");
+      await dba.query("UPDATE activity SET ends_at = NOW(3) - INTERVAL 1 SECOND WHERE id = ?", [
+        window.ids.activityId,
+      ]);
+      expect(await window.buy(2)).toEqual({ kind: "not_open" });
+      expect(await skuInDatabase(pool, window.ids.activityId, window.ids.skuId)).toMatchObject({
+        available: 4,
+        pending: 1,
+      });
+      await dba.query("DELETE FROM sale_stock WHERE activity_id = ? AND sku_id = ?", [
+        ids.activityId,
+        ids.skuId,
+      ]);
+      expect(await buy(3)).toEqual({ kind: "unknown_sku" });
+      const [[orders]] = (await pool.query(
+        "SELECT COUNT(*) AS n FROM sale_order WHERE activity_id = ? AND sku_id = ?",
+        [ids.activityId, ids.skuId],
+      )) as unknown as [[{ n: number }]];
+      expect(Number(orders.n)).toBe(2);
+    } finally {
+      await dba.end();
+    }
   });
 
   it("decides a batch all or nothing: enough units for all, or no order and no decrement", async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout } from "node:timers/promises";
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
-import { isConnectionLoss, isDuplicateKey, isLockConflict } from "./errors.ts";
+import { isConnectionLoss, isDuplicateKey, isLockConflict, isRowRefused } from "./errors.ts";
 import { findPurchase, type Order, type OrderRow, orderColumns, toOrder } from "./orders.ts";
 import { lockWaitTimeoutS } from "./pool.ts";
 
@@ -200,6 +200,113 @@ SELECT created_at, expires_at FROM sale_order WHERE order_id IN (${skus.map(() =
   return { sql, params, read, demand };
 }
 
+/** A SKU's price, as a decision of this pool last locked it: the priced form's guess, which it checks. */
+interface Price {
+  priceCents: number;
+  currency: string;
+}
+const knownPrices = new WeakMap<Pool, Map<string, Price>>();
+/** Bounds the memory of prices: SKUs that exist, each learned from its locked row, but many sales over time. */
+const knownPricesMax = 100_000;
+const priceKey = (activityId: number, skuId: number) => `${activityId}/${skuId}`;
+
+function learnPrices(pool: Pool, activityId: number, skus: Map<number, LockedSku>) {
+  let prices = knownPrices.get(pool);
+  if (!prices || prices.size >= knownPricesMax) {
+    prices = new Map();
+    knownPrices.set(pool, prices);
+  }
+  for (const [skuId, { priceCents, currency }] of skus)
+    prices.set(priceKey(activityId, skuId), { priceCents, currency });
+}
+
+/**
+ * The decision's first form, for a batch whose every SKU has a known price: the statements the floor
+ * itself runs — a multi-row `INSERT … VALUES` of the orders, priced by the client, and each stock row
+ * decremented by primary key — in one round trip, with every condition turned into a refused row: the
+ * window read first (`@fg_open`, false too when a batch's stock row is gone) makes the orders' expiry
+ * NULL, which their NOT NULL column refuses; a price that changed or too few units make the SKU's row
+ * negative, which its CHECK refuses. Either error stops the round trip before its COMMIT, the transaction
+ * is rolled back, and the batch runs again in the lean form, which decides each SKU apart (ADR 0029).
+ * Results: [6] the orders' times.
+ */
+function pricedBatch(inputs: PurchaseInput[], prices: Map<string, Price>) {
+  const { activityId, skus, where } = batchSkus(inputs);
+  const demand = buyersPerSku(inputs);
+  const priceOf = (skuId: number) => prices.get(priceKey(activityId, skuId)) as Price;
+  const orderIds = inputs.map(() => newOrderId());
+  const sql = `START TRANSACTION;
+${lockStock(where)};
+SELECT MAX(NOW(3) >= starts_at AND NOW(3) < ends_at) AND (SELECT COUNT(*) FROM ${stock} WHERE ${where}) = ?,
+       MAX(payment_timeout_s), NOW(3)
+  INTO @fg_open, @fg_timeout, @fg_now FROM activity WHERE id = ?;
+${orderInsert("order_id, ")} VALUES ${inputs
+    .map(
+      () =>
+        "(?, ?, ?, ?, ?, 'PENDING', ?, ?, @fg_now, @fg_now + INTERVAL IF(@fg_open, @fg_timeout, NULL) SECOND)",
+    )
+    .join(", ")};
+UPDATE ${stock} SET available = IF((sku_id, price_cents, currency) IN (${skus.map(() => "(?, ?, ?)").join(", ")}),
+       available - CASE sku_id ${skus.map(() => "WHEN ? THEN ?").join(" ")} END, -1)
+ WHERE ${where};
+COMMIT;
+SELECT CAST(@fg_now AS DATETIME(3)) AS created_at, CAST(@fg_now + INTERVAL @fg_timeout SECOND AS DATETIME(3)) AS expires_at`;
+  const params = [
+    activityId,
+    ...skus,
+    activityId,
+    ...skus,
+    skus.length,
+    activityId,
+    ...inputs.flatMap((input, i) => {
+      const { priceCents, currency } = priceOf(input.skuId);
+      return [
+        orderIds[i],
+        input.requestId,
+        activityId,
+        input.skuId,
+        Number(input.userId),
+        priceCents,
+        currency,
+      ];
+    }),
+    ...skus.flatMap((skuId) => [skuId, priceOf(skuId).priceCents, priceOf(skuId).currency]),
+    ...skus.flatMap((skuId) => [skuId, demand.get(skuId)]),
+    activityId,
+    ...skus,
+  ];
+  const read = (results: unknown[]) => {
+    const inserted = (results[3] as ResultSetHeader).affectedRows;
+    const decremented = (results[4] as ResultSetHeader).affectedRows;
+    if (inserted !== inputs.length || decremented !== skus.length)
+      throw new OutcomeUnknownError(
+        `the decision inserted ${inserted} orders and took units of ${decremented} SKUs, where it sold ${inputs.length} and ${skus.length}`,
+      );
+    const times = (results[6] as RowDataPacket[])[0] as { created_at: Date; expires_at: Date };
+    return new Map<PurchaseInput, PurchaseDecision>(
+      inputs.map((input, i) => [
+        input,
+        {
+          kind: "created",
+          order: {
+            orderId: orderIds[i],
+            requestId: input.requestId,
+            activityId,
+            skuId: input.skuId,
+            userId: String(Number(input.userId)),
+            state: "PENDING",
+            amountCents: priceOf(input.skuId).priceCents,
+            currency: priceOf(input.skuId).currency,
+            createdAt: times.created_at,
+            expiresAt: times.expires_at,
+          },
+        },
+      ]),
+    );
+  };
+  return { sql, params, read };
+}
+
 /**
  * The careful form of the decision, for a batch in which the lean form met a buyer seen before: the same
  * locks and the same writes, but the buyers who can be new are picked first (`@fg_new`, their indexes;
@@ -329,16 +436,33 @@ export async function placeOrders(
     return true;
   });
   const started = performance.now();
-  // Lean first; once a buyer seen before turned up, careful until the batch is decided.
-  let careful = false;
+  // Priced when every SKU's price is known, lean when a SKU may not sell to all its buyers; once a buyer
+  // seen before turned up, careful until the batch is decided.
+  const prices = knownPrices.get(pool);
+  const { activityId } = batch[0];
+  let form: "priced" | "lean" | "careful" = batch.every((input) =>
+    prices?.has(priceKey(activityId, input.skuId)),
+  )
+    ? "priced"
+    : "lean";
   for (let attempt = 1; ; attempt += 1) {
     try {
-      const decisions = careful ? await decideCarefully(pool, batch) : await decideLean(pool, batch);
+      const decisions =
+        form === "priced"
+          ? await decidePriced(pool, batch, prices as Map<string, Price>)
+          : form === "lean"
+            ? await decideLean(pool, batch)
+            : await decideCarefully(pool, batch);
       return inputs.map((input) => decisions.get(input));
     } catch (error) {
+      if (form === "priced" && isRowRefused(error)) {
+        form = "lean";
+        attempt -= 1;
+        continue;
+      }
       if (!isConflict(error)) throw error;
-      if (!careful && isDuplicateKey(error)) {
-        careful = true;
+      if (form !== "careful" && isDuplicateKey(error)) {
+        form = "careful";
         attempt -= 1;
         continue;
       }
@@ -388,6 +512,7 @@ async function decideLean(pool: Pool, batch: PurchaseInput[]): Promise<Decisions
   const { activityId } = batch[0];
   const { sql, params, read, demand } = leanBatch(batch);
   const done = await decideOnConnection(pool, sql, params, read);
+  learnPrices(pool, activityId, done.skus);
   // Something inserted: the window was open, and every SKU whose row held its buyers sold to all of them.
   const sold = (skuId: number) => sells({ skus: done.skus, open: done.inserted > 0 }, demand, skuId);
   const decisions: Decisions = new Map();
@@ -429,10 +554,20 @@ SELECT MAX(NOW(3) >= starts_at AND NOW(3) < ends_at) AS open FROM activity WHERE
   return decisions;
 }
 
+async function decidePriced(
+  pool: Pool,
+  batch: PurchaseInput[],
+  prices: Map<string, Price>,
+): Promise<Decisions> {
+  const { sql, params, read } = pricedBatch(batch, prices);
+  return decideOnConnection(pool, sql, params, read);
+}
+
 /** The careful form: each buyer's answer from what the committed transaction saw (see carefulBatch). */
 async function decideCarefully(pool: Pool, batch: PurchaseInput[]): Promise<Decisions> {
   const { sql, params, read } = carefulBatch(batch);
   const { skus, open, fresh, orders } = await decideOnConnection(pool, sql, params, read);
+  learnPrices(pool, batch[0].activityId, skus);
   const demand = buyersPerSku(batch.filter((_, i) => fresh.has(i)));
   const byKey = new Map(orders.map((row) => [purchaseKey(row.user_id, row.request_id), row]));
   const answer = (input: PurchaseInput, isNew: boolean): PurchaseDecision | undefined => {
