@@ -45,11 +45,14 @@ export function newOrderId(now = Date.now()): string {
   return `${time.slice(0, 8)}-${time.slice(8)}-7${seq}-${randomUUID().slice(19)}`;
 }
 
-/** A SKU's row as the decision locked it. */
-interface LockedSku {
-  available: number;
+interface Price {
   priceCents: number;
   currency: string;
+}
+
+/** A SKU's row as the decision locked it. */
+interface LockedSku extends Price {
+  available: number;
 }
 
 /** What a decision's transaction saw, read from its results (a SKU absent: none in the activity). */
@@ -89,6 +92,26 @@ function batchSkus(inputs: PurchaseInput[]) {
  */
 const windowRead = `SELECT MAX(NOW(3) >= starts_at AND NOW(3) < ends_at), MAX(payment_timeout_s), NOW(3)
   INTO @fg_open, @fg_timeout, @fg_now FROM activity WHERE id = ?`;
+
+/** When an order was made and when it falls due, as the database stamped them. */
+interface OrderTimes {
+  created_at: Date;
+  expires_at: Date;
+}
+
+/** The order a decision inserted for a buyer, as stored. */
+const newOrder = (orderId: string, input: PurchaseInput, price: Price, times: OrderTimes): Order => ({
+  orderId,
+  requestId: input.requestId,
+  activityId: input.activityId,
+  skuId: input.skuId,
+  userId: String(Number(input.userId)),
+  state: "PENDING",
+  amountCents: price.priceCents,
+  currency: price.currency,
+  createdAt: times.created_at,
+  expiresAt: times.expires_at,
+});
 
 /**
  * The buyers are one JSON parameter read as a table: MySQL parses and plans one table function where a
@@ -173,7 +196,7 @@ SELECT created_at, expires_at FROM sale_order WHERE order_id IN (${skus.map(() =
     ...firstOrder.values(),
   ];
   const read = (results: unknown[]) => {
-    const times = (results[5] as RowDataPacket[])[0] as { created_at: Date; expires_at: Date } | undefined;
+    const times = (results[5] as RowDataPacket[])[0] as OrderTimes | undefined;
     return {
       skus: lockedSkus(results[1] as RowDataPacket[]),
       inserted: (results[2] as ResultSetHeader).affectedRows,
@@ -182,42 +205,38 @@ SELECT created_at, expires_at FROM sale_order WHERE order_id IN (${skus.map(() =
       order: (i: number, sku: LockedSku): Order => {
         if (!times)
           throw new OutcomeUnknownError(`committed without the order of key ${inputs[i].requestId}`);
-        return {
-          orderId: orderIds[i],
-          requestId: inputs[i].requestId,
-          activityId,
-          skuId: inputs[i].skuId,
-          userId: String(Number(inputs[i].userId)),
-          state: "PENDING",
-          amountCents: sku.priceCents,
-          currency: sku.currency,
-          createdAt: times.created_at,
-          expiresAt: times.expires_at,
-        };
+        return newOrder(orderIds[i], inputs[i], sku, times);
       },
     };
   };
   return { sql, params, read, demand };
 }
 
-/** A SKU's price, as a decision of this pool last locked it: the priced form's guess, which it checks. */
-interface Price {
-  priceCents: number;
-  currency: string;
-}
+/** Each SKU's price as a decision of this pool last locked and sold it: the priced form's guess, which it checks. */
 const knownPrices = new WeakMap<Pool, Map<string, Price>>();
 /** Bounds the memory of prices: SKUs that exist, each learned from its locked row, but many sales over time. */
 const knownPricesMax = 100_000;
 const priceKey = (activityId: number, skuId: number) => `${activityId}/${skuId}`;
 
-function learnPrices(pool: Pool, activityId: number, skus: Map<number, LockedSku>) {
+/**
+ * The prices of a decision's locked rows, kept for the SKUs it sold: one it did not (no unit left, the
+ * window closed) goes back to the lean form, which answers it in one round trip where the priced form
+ * would be refused first.
+ */
+function learnPrices(
+  pool: Pool,
+  activityId: number,
+  skus: Map<number, LockedSku>,
+  sold: (skuId: number) => boolean,
+) {
   let prices = knownPrices.get(pool);
   if (!prices || prices.size >= knownPricesMax) {
     prices = new Map();
     knownPrices.set(pool, prices);
   }
   for (const [skuId, { priceCents, currency }] of skus)
-    prices.set(priceKey(activityId, skuId), { priceCents, currency });
+    if (sold(skuId)) prices.set(priceKey(activityId, skuId), { priceCents, currency });
+    else prices.delete(priceKey(activityId, skuId));
 }
 
 /**
@@ -282,25 +301,11 @@ SELECT CAST(@fg_now AS DATETIME(3)) AS created_at, CAST(@fg_now + INTERVAL @fg_t
       throw new OutcomeUnknownError(
         `the decision inserted ${inserted} orders and took units of ${decremented} SKUs, where it sold ${inputs.length} and ${skus.length}`,
       );
-    const times = (results[6] as RowDataPacket[])[0] as { created_at: Date; expires_at: Date };
+    const times = (results[6] as RowDataPacket[])[0] as OrderTimes;
     return new Map<PurchaseInput, PurchaseDecision>(
       inputs.map((input, i) => [
         input,
-        {
-          kind: "created",
-          order: {
-            orderId: orderIds[i],
-            requestId: input.requestId,
-            activityId,
-            skuId: input.skuId,
-            userId: String(Number(input.userId)),
-            state: "PENDING",
-            amountCents: priceOf(input.skuId).priceCents,
-            currency: priceOf(input.skuId).currency,
-            createdAt: times.created_at,
-            expiresAt: times.expires_at,
-          },
-        },
+        { kind: "created", order: newOrder(orderIds[i], input, priceOf(input.skuId), times) },
       ]),
     );
   };
@@ -512,9 +517,9 @@ async function decideLean(pool: Pool, batch: PurchaseInput[]): Promise<Decisions
   const { activityId } = batch[0];
   const { sql, params, read, demand } = leanBatch(batch);
   const done = await decideOnConnection(pool, sql, params, read);
-  learnPrices(pool, activityId, done.skus);
   // Something inserted: the window was open, and every SKU whose row held its buyers sold to all of them.
   const sold = (skuId: number) => sells({ skus: done.skus, open: done.inserted > 0 }, demand, skuId);
+  learnPrices(pool, activityId, done.skus, (skuId) => sold(skuId) !== undefined);
   const decisions: Decisions = new Map();
   const unsold: PurchaseInput[] = [];
   for (const [i, input] of batch.entries()) {
@@ -567,8 +572,8 @@ async function decidePriced(
 async function decideCarefully(pool: Pool, batch: PurchaseInput[]): Promise<Decisions> {
   const { sql, params, read } = carefulBatch(batch);
   const { skus, open, fresh, orders } = await decideOnConnection(pool, sql, params, read);
-  learnPrices(pool, batch[0].activityId, skus);
   const demand = buyersPerSku(batch.filter((_, i) => fresh.has(i)));
+  learnPrices(pool, batch[0].activityId, skus, (skuId) => sells({ skus, open }, demand, skuId) !== undefined);
   const byKey = new Map(orders.map((row) => [purchaseKey(row.user_id, row.request_id), row]));
   const answer = (input: PurchaseInput, isNew: boolean): PurchaseDecision | undefined => {
     const row = byKey.get(purchaseKey(input.userId, input.requestId));
