@@ -31,17 +31,17 @@ describe("purchase stampede", () => {
     expect(perUnit).toBeLessThanOrEqual(1.1);
   });
 
-  it("5,000 concurrent public reads of unknown SKUs during a sale: the reads are bounded, the buyers unaffected", async () => {
+  it("5,000 public reads of unknown SKUs, 1,000 at once, during a sale: the reads are bounded, the buyers unaffected", async () => {
     const sale = freshIds();
     await createSale(api.pool, { ...sale, units: 50 });
     await api.load(sale.activityId, sale.skuId);
     // Ids no one created: each misses Redis and asks MySQL whether the SKU exists.
     const unknown = freshIds();
-    const reads = Promise.all(
-      Array.from({ length: 5000 }, (_, i) =>
-        fetch(`${api.url}/v1/activities/${unknown.activityId}/skus/${unknown.skuId + i}`).then(
-          async (response) => ({ status: response.status, retryAfter: response.headers.get("retry-after") }),
-        ),
+    // 1,000 at a time: 5,000 connections opened at once overflow the kernel's accept queue (4,096) on a
+    // busy machine, and the client sees resets the API never sent.
+    const reads = inWaves(5000, 1000, (i) =>
+      fetch(`${api.url}/v1/activities/${unknown.activityId}/skus/${unknown.skuId + i}`).then(
+        async (response) => ({ status: response.status, retryAfter: response.headers.get("retry-after") }),
       ),
     );
     const buys = inWaves(200, 50, (i) => api.purchase(5_000_000 + i, sale));
