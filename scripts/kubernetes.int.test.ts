@@ -243,6 +243,40 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
     }
   });
 
+  it("publishes the purchase API's port to buyers and its metrics port to the dashboard and Prometheus only", () => {
+    const policy = rendered.find(
+      (r) => r.kind === "NetworkPolicy" && r.metadata.name === "purchase-api",
+    ) as Resource & { spec: { ingress: { from?: unknown[]; ports: { port: number }[] }[] } };
+    const rules = policy.spec.ingress.map((rule) => ({
+      ports: rule.ports.map((p) => p.port),
+      from: rule.from,
+    }));
+    expect(rules).toEqual([
+      { ports: [8080], from: undefined },
+      {
+        ports: [8081],
+        from: [
+          { podSelector: { matchLabels: { "app.kubernetes.io/name": "dashboard" } } },
+          { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } },
+        ],
+      },
+    ]);
+    const api = podOf(
+      rendered.find((r) => r.kind === "Deployment" && r.metadata.name === "purchase-api") as Resource,
+    ).containers[0] as unknown as {
+      env: { name: string; value?: string }[];
+      ports: { name: string; containerPort: number }[];
+    };
+    expect(api.env).toContainEqual({ name: "METRICS_PORT", value: "8081" });
+    expect(api.ports).toContainEqual({ name: "metrics", containerPort: 8081 });
+    const config = rendered.find(
+      (r) => r.kind === "ConfigMap" && r.metadata.name === "flashgate-config",
+    ) as Resource & {
+      data: Record<string, string>;
+    };
+    expect(config.data.PURCHASE_API_METRICS_URL).toBe("http://purchase-api:8081");
+  });
+
   it("writes through the operator only what Strimzi's CRD, made strict, accepts: every patch the connector's control sends", async () => {
     const connector = rendered.find((r) => r.kind === "KafkaConnector") as Resource;
     const patches: unknown[] = [];

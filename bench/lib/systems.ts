@@ -16,6 +16,8 @@ export interface RunningSystem {
   url: string;
   /** Every process of the design, each on its own port; a load spreads its connections over them. */
   urls: string[];
+  /** Where each process serves /metrics (flashgate's API: its operators' port, METRICS_PORT). */
+  metricsUrls: string[];
   /** The first process's CPU time so far (user + system, ms), from /proc. */
   cpuMs: () => number;
   stop: () => Promise<void>;
@@ -75,12 +77,25 @@ async function startProcesses(
   processes: number,
 ): Promise<RunningSystem> {
   const started: Awaited<ReturnType<typeof startProcess>>[] = [];
-  for (let i = 0; i < processes; i++) started.push(await startProcess(name, entry, env, readyPath));
+  const metricsUrls: string[] = [];
+  for (let i = 0; i < processes; i++) {
+    // flashgate's API serves its metrics on a port of their own; the baselines on the one they serve.
+    const metricsPort = design === "flashgate" ? await freePort() : undefined;
+    const server = await startProcess(
+      name,
+      entry,
+      metricsPort ? { ...env, METRICS_PORT: String(metricsPort) } : env,
+      readyPath,
+    );
+    started.push(server);
+    metricsUrls.push(metricsPort ? `http://127.0.0.1:${metricsPort}` : server.url);
+  }
   return {
     name,
     design,
     url: started[0].url,
     urls: started.map((process) => process.url),
+    metricsUrls,
     cpuMs: () => cpuMsOf(started[0].child.pid),
     stop: async () => {
       await Promise.all(started.map((process) => process.stop()));

@@ -164,6 +164,19 @@ describe("docker compose up, under podman with the local images", () => {
     expect(fromApi.stdout.trim()).toBe("401");
   });
 
+  it("serves the purchase API's metrics inside the compose network, not on its published port", async () => {
+    expect((await fetch(`${api}/metrics`)).status).toBe(404);
+    const fromDashboard = compose(
+      "exec",
+      "-T",
+      "dashboard",
+      "node",
+      "-e",
+      "fetch('http://purchase-api:8081/metrics').then(async (r) => console.log(r.status, (await r.text()).includes('flashgate_purchase_transactions_total')), (e) => console.log(e.message))",
+    );
+    expect(fromDashboard.stdout.trim()).toBe("200 true");
+  });
+
   it("asks for the operators' password on the dashboard, which reads Redis as its read-only user", async () => {
     const dashboard = `http://127.0.0.1:${ports.FLASHGATE_DASHBOARD_PORT}/api/snapshot`;
     expect((await fetch(dashboard)).status).toBe(401);

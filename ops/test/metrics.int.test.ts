@@ -25,7 +25,7 @@ describe("operations against the running apps", () => {
     dashboard = await startAppProcess("dashboard", {
       ...stackEnv(),
       MAINTAINER_URL: maintainer.url,
-      PURCHASE_API_URL: api.url,
+      PURCHASE_API_METRICS_URL: api.metricsUrl as string,
     });
   });
   afterAll(async () => {
@@ -35,7 +35,7 @@ describe("operations against the running apps", () => {
   });
 
   const targets = () => ({
-    "purchase-api": api.url,
+    "purchase-api": api.metricsUrl as string,
     "cache-maintainer": maintainer.url,
     dashboard: dashboard.url,
   });

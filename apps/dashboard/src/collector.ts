@@ -97,7 +97,7 @@ function connectorsOf(maintainer: Sample[] | undefined): DashboardSnapshot["conn
 export function createCollector(deps: {
   redis: FlashgateRedis;
   maintainerUrl: string;
-  apiUrl: string;
+  apiMetricsUrl: string;
   points?: number;
 }) {
   const series: SeriesPoint[] = [];
@@ -125,7 +125,7 @@ export function createCollector(deps: {
     connectors: DashboardSnapshot["connectors"];
   }> {
     const at = Date.now();
-    const [maintainer, api] = await Promise.all([scrape(deps.maintainerUrl), scrape(deps.apiUrl)]);
+    const [maintainer, api] = await Promise.all([scrape(deps.maintainerUrl), scrape(deps.apiMetricsUrl)]);
     const point: SeriesPoint = { at, lagP50Ms: null, lagP99Ms: null, appliedPerS: null, admissionsPerS: {} };
     if (previous && maintainer && previous.maintainer) {
       const before = histogramBuckets(previous.maintainer, "flashgate_cdc_lag_seconds");

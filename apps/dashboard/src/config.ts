@@ -5,7 +5,8 @@ const dashboardConfigSchema = z.object({
   ...appFields(defaultPorts.dashboard),
   DASHBOARD_PASSWORD: z.string().min(16, "DASHBOARD_PASSWORD: at least 16 characters"),
   MAINTAINER_URL: z.url().default(`http://127.0.0.1:${defaultPorts.cacheMaintainer}`),
-  PURCHASE_API_URL: z.url().default(`http://127.0.0.1:${defaultPorts.purchaseApi}`),
+  // The purchase API's operators' port (its METRICS_PORT), where its metrics are.
+  PURCHASE_API_METRICS_URL: z.url().default(`http://127.0.0.1:${defaultPorts.purchaseApiMetrics}`),
   SAMPLE_INTERVAL_MS: z.coerce.number().int().min(200).default(2000),
 });
 

@@ -12,7 +12,7 @@ redis.on("error", (error) => logger.warn({ err: error.message }, "redis connecti
 const collector = createCollector({
   redis,
   maintainerUrl: config.MAINTAINER_URL,
-  apiUrl: config.PURCHASE_API_URL,
+  apiMetricsUrl: config.PURCHASE_API_METRICS_URL,
 });
 const app = createApp({
   collector,

@@ -47,7 +47,11 @@ describe("dashboard in a real browser", () => {
     api = await startApi();
     // As deployed: the dashboard's own Redis user, which reads the drift check's keys and nothing else.
     readOnly = withScripts(redisClient(stackEnv().DASHBOARD_REDIS_URL));
-    const collector = createCollector({ redis: readOnly, maintainerUrl: maintainer.url, apiUrl: api.url });
+    const collector = createCollector({
+      redis: readOnly,
+      maintainerUrl: maintainer.url,
+      apiMetricsUrl: api.metricsUrl as string,
+    });
     dashboard = await serveApp(
       createApp({
         collector,

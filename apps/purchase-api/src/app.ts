@@ -8,7 +8,7 @@ import {
   createPaymentService,
   createPurchaseService,
 } from "@flashgate/sale";
-import { serviceRoutes } from "@flashgate/telemetry";
+import { operationalRoutes } from "@flashgate/telemetry";
 import { getRequestListener } from "@hono/node-server";
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
@@ -93,13 +93,11 @@ export function createApp(deps: AppDeps) {
     );
   });
 
-  app.route(
-    "/",
-    serviceRoutes(
-      { redis: () => redis.ping(), database: () => probePool.query("SELECT 1") },
-      metrics.registry,
-    ),
+  const operational = operationalRoutes(
+    { redis: () => redis.ping(), database: () => probePool.query("SELECT 1") },
+    metrics.registry,
   );
+  app.route("/", operational.probes);
   const guards: Guards = { user: requireUser(verifyUser), admin: requireAdmin(verifyAdmin, verifyUser) };
   app.route("/", docsRoutes(openApiDocument));
   app.route("/", purchaseRoutes(purchases, guards));
@@ -146,5 +144,7 @@ export function createApp(deps: AppDeps) {
     if (view) viewListener(incoming, outgoing, view);
     else honoListener(incoming, outgoing);
   };
-  return Object.assign(app, { metrics, listener });
+  // The operators' port: the probes again, and the metrics the public port does not serve.
+  const operations = new Hono().route("/", operational.probes).route("/", operational.metrics);
+  return Object.assign(app, { metrics, listener, metricsListener: getRequestListener(operations.fetch) });
 }

@@ -5,6 +5,9 @@ const purchaseApiConfigSchema = z
   .object({
     ...appFields(defaultPorts.purchaseApi),
     ...databaseFields,
+    // Where /metrics is served (with /healthz and /readyz), apart from the public port: the operators'
+    // Prometheus reaches it, the internet does not. Unset: no /metrics over HTTP. 0: any free port.
+    METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     // Storefront tokens: signed with this shared secret (HS256; the local stack mints with it), or, when
     // AUTH_JWKS_URL is set, by the storefront's identity provider, whose key set it publishes (RS256,
     // ES256, EdDSA; JWT_ISSUER and JWT_AUDIENCE then required).

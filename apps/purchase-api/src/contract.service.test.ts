@@ -218,9 +218,18 @@ describe("the API answers as its OpenAPI document says, on every route, success 
     expect(await statusOf(close(order.orderId, user(1)))).toBe(403);
 
     // Operations.
-    for (const path of ["/healthz", "/readyz", "/metrics", "/openapi.json"])
+    for (const path of ["/healthz", "/readyz", "/openapi.json"])
       expect(await statusOf(call("GET", path))).toBe(200);
     expect(await statusOf(call("GET", "/readyz", { on: deadDatabase }))).toBe(503);
+    // The metrics are the operators': on their own port (METRICS_PORT), with the probes, not on the public one.
+    expect((await fetch(`${api.url}/metrics`)).status).toBe(404);
+    for (const path of ["/healthz", "/readyz"])
+      expect((await fetch(`${api.metricsUrl}${path}`)).status).toBe(200);
+    const scraped = await fetch(`${api.metricsUrl}/metrics`);
+    expect([scraped.status, await scraped.text()]).toEqual([
+      200,
+      expect.stringContaining("flashgate_purchase_transactions_total"),
+    ]);
     const docs = await call("GET", "/docs");
     expect([docs.status, docs.contentType, docs.body]).toEqual([
       200,

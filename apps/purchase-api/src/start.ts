@@ -1,4 +1,5 @@
 import { once } from "node:events";
+import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import { redisClient, withScripts } from "@flashgate/cache";
 import { createPool, warmPool } from "@flashgate/db";
@@ -63,15 +64,22 @@ export async function startPurchaseApi(
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
   logger.info({ port }, "purchase-api listening");
+  const metricsServer =
+    config.METRICS_PORT === undefined
+      ? undefined
+      : await listenForMetrics(app.metricsListener, config, listen.host);
   return {
     app,
     url: `http://${listen.host}:${port}`,
+    /** Where /metrics is served, when METRICS_PORT is set. */
+    metricsUrl: metricsServer && `http://${listen.host}:${(metricsServer.address() as AddressInfo).port}`,
     redis,
     pool,
     /** Stops taking connections, waits for the open ones' requests, then closes every client. */
     close: () =>
       new Promise<void>((done) =>
         server.close(async () => {
+          metricsServer?.close();
           await pool.end().catch(() => {});
           await readPool.end().catch(() => {});
           await probePool.end().catch(() => {});
@@ -81,4 +89,12 @@ export async function startPurchaseApi(
         }),
       ),
   };
+}
+
+/** The operators' listener: a plain server (a scraper, not a crowd), on METRICS_PORT of the API's host. */
+async function listenForMetrics(listener: RequestListener, config: PurchaseApiConfig, host: string) {
+  const server = createServer(listener);
+  server.listen({ port: config.METRICS_PORT, host });
+  await once(server, "listening");
+  return server;
 }

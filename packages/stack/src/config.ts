@@ -33,6 +33,7 @@ export const stackConfigSchema = z.object({
   FLASHGATE_KAFKA_CONTROLLER_PORT: port(stackPorts.kafkaController),
   FLASHGATE_CONNECT_PORT: port(stackPorts.connect),
   FLASHGATE_API_PORT: port(stackPorts.purchaseApi),
+  FLASHGATE_API_METRICS_PORT: port(stackPorts.purchaseApiMetrics),
   FLASHGATE_MAINTAINER_PORT: port(stackPorts.cacheMaintainer),
   FLASHGATE_DASHBOARD_PORT: port(stackPorts.dashboard),
   FLASHGATE_KAFKA_HEAP: z

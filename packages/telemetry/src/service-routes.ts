@@ -42,6 +42,16 @@ function sharedProbe(probe: ReadinessProbe): () => Promise<boolean> {
  * within a second, as of the last second; 503 naming the ones that did not) and /metrics (Prometheus text).
  */
 export function serviceRoutes(givenProbes: Record<string, ReadinessProbe>, registry: Registry) {
+  const { probes, metrics } = operationalRoutes(givenProbes, registry);
+  return new Hono().route("/", probes).route("/", metrics);
+}
+
+/**
+ * The same routes apart, for a service that serves its metrics on a port of their own (the purchase
+ * API: its public port is the internet's, its metrics are the operators'): `probes` (/healthz, /readyz)
+ * and `metrics` (/metrics), sharing the probes and the readiness metric.
+ */
+export function operationalRoutes(givenProbes: Record<string, ReadinessProbe>, registry: Registry) {
   const probes = Object.fromEntries(
     Object.entries(givenProbes).map(([name, probe]) => [name, sharedProbe(probe)]),
   );
@@ -57,7 +67,7 @@ export function serviceRoutes(givenProbes: Record<string, ReadinessProbe>, regis
       for (const [i, name] of names.entries()) this.set({ dependency: name }, results[i] ? 1 : 0);
     },
   });
-  return new Hono()
+  const probeRoutes = new Hono()
     .get("/healthz", (c) => c.json({ status: "ok" }))
     .get("/readyz", async (c) => {
       const names = Object.keys(probes);
@@ -65,8 +75,9 @@ export function serviceRoutes(givenProbes: Record<string, ReadinessProbe>, regis
       const checks = Object.fromEntries(names.map((name, i) => [name, results[i]]));
       const ready = results.every(Boolean);
       return c.json({ status: ready ? "ready" : "not ready", ...checks }, ready ? 200 : 503);
-    })
-    .get("/metrics", async (c) =>
-      c.text(await registry.metrics(), 200, { "content-type": registry.contentType }),
-    );
+    });
+  const metrics = new Hono().get("/metrics", async (c) =>
+    c.text(await registry.metrics(), 200, { "content-type": registry.contentType }),
+  );
+  return { probes: probeRoutes, metrics };
 }

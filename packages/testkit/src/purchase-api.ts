@@ -33,6 +33,7 @@ export async function startApi(options: ApiHarnessOptions = {}) {
     // Every test client shares one loopback address; a stampede of them is the test, not an attack.
     HTTP_MAX_CONNECTIONS: "100000",
     HTTP_MAX_CONNECTIONS_PER_ADDRESS: "100000",
+    METRICS_PORT: "0",
     ...options.env,
   });
   const api = await startPurchaseApi(config, createLogger("purchase-api-test", "silent"), {
@@ -74,6 +75,7 @@ export async function startApi(options: ApiHarnessOptions = {}) {
   return {
     app,
     url: api.url,
+    metricsUrl: api.metricsUrl,
     config,
     redis,
     pool,

@@ -13,6 +13,7 @@ export const testStackEnv: Record<string, string> = {
   FLASHGATE_KAFKA_CONTROLLER_PORT: "19093",
   FLASHGATE_CONNECT_PORT: "18083",
   FLASHGATE_API_PORT: "18080",
+  FLASHGATE_API_METRICS_PORT: "18081",
   FLASHGATE_MAINTAINER_PORT: "18082",
   FLASHGATE_DASHBOARD_PORT: "18084",
 };
@@ -32,6 +33,7 @@ export const clusterStackEnv: Record<string, string> = {
   FLASHGATE_KAFKA_CONTROLLER_PORT: "11093",
   FLASHGATE_CONNECT_PORT: "12083",
   FLASHGATE_API_PORT: "12080",
+  FLASHGATE_API_METRICS_PORT: "12081",
   FLASHGATE_MAINTAINER_PORT: "12082",
   FLASHGATE_DASHBOARD_PORT: "12084",
   // Five brokers' and workers' JVMs on two cores: smaller heaps than the single stack's.

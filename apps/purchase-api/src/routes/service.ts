@@ -1,7 +1,10 @@
 import { z } from "zod";
 import type { Operation } from "../operation.ts";
 
-/** The operational routes every flashgate service serves alike (@flashgate/telemetry), as this API documents them. */
+/**
+ * The probes every flashgate service serves alike (@flashgate/telemetry), as this API documents them; its
+ * /metrics is on the operators' port (METRICS_PORT), not in this public document.
+ */
 export const serviceOperations: Operation[] = [
   {
     method: "get",
@@ -23,14 +26,6 @@ export const serviceOperations: Operation[] = [
         schema: z.looseObject({ status: z.literal("not ready") }),
       },
     },
-    problems: [],
-  },
-  {
-    method: "get",
-    path: "/metrics",
-    summary: "Prometheus metrics",
-    security: "none",
-    responses: { 200: { description: "Prometheus text exposition", contentType: "text/plain" } },
     problems: [],
   },
 ];

@@ -32,6 +32,7 @@ export const appEnv = (ctx: StackContext): Record<string, string> => ({
   PAYMENT_WEBHOOK_SECRET: ctx.secrets.paymentWebhookSecret,
   DASHBOARD_PASSWORD: ctx.secrets.dashboardPassword,
   PURCHASE_API_URL: `http://127.0.0.1:${ctx.config.FLASHGATE_API_PORT}`,
+  PURCHASE_API_METRICS_URL: `http://127.0.0.1:${ctx.config.FLASHGATE_API_METRICS_PORT}`,
   MAINTAINER_URL: `http://127.0.0.1:${ctx.config.FLASHGATE_MAINTAINER_PORT}`,
 });
 
@@ -61,7 +62,7 @@ const appNeeds = {
     "KAFKA_BROKERS",
     "KAFKA_CONNECT_URL",
   ],
-  dashboard: ["REDIS_URL", "DASHBOARD_PASSWORD", "PURCHASE_API_URL", "MAINTAINER_URL"],
+  dashboard: ["REDIS_URL", "DASHBOARD_PASSWORD", "PURCHASE_API_METRICS_URL", "MAINTAINER_URL"],
 } as const;
 
 type AppName = keyof typeof appNeeds;
@@ -88,12 +89,18 @@ function withOwnAccounts(name: AppName, env: Record<string, string>): Record<str
 /** The environment the cache-maintainer runs with, from the stack's (bench, chaos and tests start it so). */
 export const maintainerEnv = (env: Record<string, string>) => withOwnAccounts("cache-maintainer", env);
 
-/** The environment one app is started with: its own variables from appEnv, and its port. */
-export function appEnvOf(name: AppName, ctx: StackContext, port: number): Record<string, string> {
+/** The environment one app is started with: its own variables from appEnv, and its ports. */
+export function appEnvOf(
+  name: AppName,
+  ctx: StackContext,
+  port: number,
+  metricsPort?: number,
+): Record<string, string> {
   const all = withOwnAccounts(name, appEnv(ctx));
   return {
     ...Object.fromEntries(appNeeds[name].map((variable) => [variable, all[variable]])),
     PORT: String(port),
+    ...(metricsPort === undefined ? {} : { METRICS_PORT: String(metricsPort) }),
   };
 }
 
@@ -109,6 +116,9 @@ export function appComponent(ctx: StackContext, spec: AppSpec): Component {
   const index = spec.index ?? 0;
   const name = spec.app === "dashboard" ? spec.app : instanceName(ctx.config, spec.app, index);
   const port = instancePort(ctx.config[spec.portVariable], index);
+  // The purchase API's metrics are on a port of their own, the operators' (the others' port is theirs).
+  const metricsPort =
+    spec.app === "purchase-api" ? instancePort(ctx.config.FLASHGATE_API_METRICS_PORT, index) : undefined;
   const entry = join(repoRoot, "apps", spec.app, "src", "main.ts");
   const url = `http://127.0.0.1:${port}`;
   const ready = () => answersOk(`${url}/readyz`, 1500);
@@ -123,7 +133,7 @@ export function appComponent(ctx: StackContext, spec: AppSpec): Component {
           command: process.execPath,
           args: [entry],
           cwd: repoRoot,
-          env: appEnvOf(spec.app, ctx, port),
+          env: appEnvOf(spec.app, ctx, port, metricsPort),
         },
         ctx.paths,
       );
