@@ -16,8 +16,6 @@ export interface RunningSystem {
   url: string;
   /** Every process of the design, each on its own port; a load spreads its connections over them. */
   urls: string[];
-  /** Where each process serves /metrics (flashgate's API: its operators' port, METRICS_PORT). */
-  metricsUrls: string[];
   /** The first process's CPU time so far (user + system, ms), from /proc. */
   cpuMs: () => number;
   stop: () => Promise<void>;
@@ -72,30 +70,19 @@ async function startProcesses(
   name: string,
   design: RunningSystem["design"],
   entry: string,
-  env: Record<string, string>,
+  /** Each process's environment (the i-th), or one for all. */
+  env: Record<string, string> | ((index: number) => Record<string, string>),
   readyPath: string,
   processes: number,
 ): Promise<RunningSystem> {
   const started: Awaited<ReturnType<typeof startProcess>>[] = [];
-  const metricsUrls: string[] = [];
-  for (let i = 0; i < processes; i++) {
-    // flashgate's API serves its metrics on a port of their own; the baselines on the one they serve.
-    const metricsPort = design === "flashgate" ? await freePort() : undefined;
-    const server = await startProcess(
-      name,
-      entry,
-      metricsPort ? { ...env, METRICS_PORT: String(metricsPort) } : env,
-      readyPath,
-    );
-    started.push(server);
-    metricsUrls.push(metricsPort ? `http://127.0.0.1:${metricsPort}` : server.url);
-  }
+  for (let i = 0; i < processes; i++)
+    started.push(await startProcess(name, entry, typeof env === "function" ? env(i) : env, readyPath));
   return {
     name,
     design,
     url: started[0].url,
     urls: started.map((process) => process.url),
-    metricsUrls,
     cpuMs: () => cpuMsOf(started[0].child.pid),
     stop: async () => {
       await Promise.all(started.map((process) => process.stop()));
@@ -139,6 +126,9 @@ export async function startFlashgate(env: Record<string, string>, processes: num
         );
     };
   }
+  // Each API serves its metrics on a port of its own, as deployed (METRICS_PORT).
+  const metricsPorts: number[] = [];
+  for (let i = 0; i < processes; i++) metricsPorts.push(await freePort());
   const api = await startProcesses(
     "flashgate",
     "flashgate",
@@ -146,12 +136,14 @@ export async function startFlashgate(env: Record<string, string>, processes: num
     // Every bench client connects from 127.0.0.1, as clients behind one proxy do, and a deployment behind
     // a proxy raises the per-address cap (1,000) as this does: else the flood's thousands of viewers would
     // be refused as one greedy client. Every other setting is the default a deployment runs.
-    { ...env, HTTP_MAX_CONNECTIONS_PER_ADDRESS: "10000" },
+    (i) => ({ ...env, HTTP_MAX_CONNECTIONS_PER_ADDRESS: "10000", METRICS_PORT: String(metricsPorts[i]) }),
     "/readyz",
     processes,
   );
   return {
     ...api,
+    /** Where each API serves /metrics. */
+    metricsUrls: metricsPorts.map((port) => `http://127.0.0.1:${port}`),
     maintainerUrl: started[0].url,
     maintainerUrls: started.map((maintainer) => maintainer.url),
     /** The maintainers' CPU time so far (ms). */

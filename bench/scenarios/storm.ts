@@ -33,9 +33,11 @@ const statsTransactions = async (url: string) =>
   ((await (await fetch(`${url}/stats`)).json()) as { transactions: number }).transactions;
 /** Database purchase transactions so far, summed over the design's processes. */
 export const transactionsOf = async (systems: Systems, system: RunningSystem) => {
-  const [count, urls] =
-    system === systems.flashgate ? [apiTransactions, system.metricsUrls] : [statsTransactions, system.urls];
-  return (await Promise.all(urls.map(count))).reduce((sum, n) => sum + n, 0);
+  const counts =
+    system === systems.flashgate
+      ? systems.flashgate.metricsUrls.map(apiTransactions)
+      : system.urls.map(statsTransactions);
+  return (await Promise.all(counts)).reduce((sum, n) => sum + n, 0);
 };
 
 /** 1,000 units, 100,000 requests from 20,000 users, as fast as the machine allows, for each design, each round. */

@@ -67,7 +67,7 @@ export async function startPurchaseApi(
   const metricsServer =
     config.METRICS_PORT === undefined
       ? undefined
-      : await listenForMetrics(app.metricsListener, config, listen.host);
+      : await listenForMetrics(app.metricsListener, config.METRICS_PORT, listen.host);
   return {
     app,
     url: `http://${listen.host}:${port}`,
@@ -92,9 +92,9 @@ export async function startPurchaseApi(
 }
 
 /** The operators' listener: a plain server (a scraper, not a crowd), on METRICS_PORT of the API's host. */
-async function listenForMetrics(listener: RequestListener, config: PurchaseApiConfig, host: string) {
+async function listenForMetrics(listener: RequestListener, port: number, host: string) {
   const server = createServer(listener);
-  server.listen({ port: config.METRICS_PORT, host });
+  server.listen({ port, host });
   await once(server, "listening");
   return server;
 }

@@ -89,8 +89,11 @@ function batchSkus(inputs: PurchaseInput[]) {
 /**
  * The window as committed, by a plain consistent read (READ COMMITTED: `SELECT … INTO` locks nothing,
  * where `SET @x = (SELECT …)` would be a locking read); MAX, so that an unknown activity still sets them.
+ * `andAlso`: a further condition for `@fg_open`.
  */
-const windowRead = `SELECT MAX(NOW(3) >= starts_at AND NOW(3) < ends_at), MAX(payment_timeout_s), NOW(3)
+const windowRead = (
+  andAlso = "",
+) => `SELECT MAX(NOW(3) >= starts_at AND NOW(3) < ends_at)${andAlso}, MAX(payment_timeout_s), NOW(3)
   INTO @fg_open, @fg_timeout, @fg_now FROM activity WHERE id = ?`;
 
 /** When an order was made and when it falls due, as the database stamped them. */
@@ -256,9 +259,7 @@ function pricedBatch(inputs: PurchaseInput[], prices: Map<string, Price>) {
   const orderIds = inputs.map(() => newOrderId());
   const sql = `START TRANSACTION;
 ${lockStock(where)};
-SELECT MAX(NOW(3) >= starts_at AND NOW(3) < ends_at) AND (SELECT COUNT(*) FROM ${stock} WHERE ${where}) = ?,
-       MAX(payment_timeout_s), NOW(3)
-  INTO @fg_open, @fg_timeout, @fg_now FROM activity WHERE id = ?;
+${windowRead(` AND (SELECT COUNT(*) FROM ${stock} WHERE ${where}) = ?`)};
 ${orderInsert("order_id, ")} VALUES ${inputs
     .map(
       () =>
@@ -333,7 +334,7 @@ function carefulBatch(inputs: PurchaseInput[]) {
   const keys = ordersUnderKeys(inputs);
   const sql = `START TRANSACTION;
 ${lockStock(where)};
-${windowRead};
+${windowRead()};
 SELECT GROUP_CONCAT(n.buyers), JSON_OBJECTAGG(n.sku_id, n.buyer_count) INTO @fg_new, @fg_demand
   FROM (SELECT b.sku_id, GROUP_CONCAT(b.i) AS buyers, COUNT(*) AS buyer_count FROM ${buyers} b
          WHERE NOT EXISTS (SELECT 1 FROM sale_order o WHERE o.user_id = b.user_id AND o.request_id = b.request_id)
