@@ -8,7 +8,7 @@ import {
   createDatabaseWatch,
   createDeadLetterSink,
   createDriftCheck,
-  createLostCommitFinder,
+  createLostCommits,
   createMaintainerMetrics,
   createRebuilder,
   kafkaClient,
@@ -36,7 +36,7 @@ export async function startMaintainer(config: MaintainerConfig, logger: Logger) 
     caFile: config.KAFKA_CA_FILE,
     sasl: config.KAFKA_SASL,
   });
-  const findLostCommits = createLostCommitFinder({
+  const lostCommits = createLostCommits({
     kafka,
     pool,
     redis,
@@ -44,7 +44,7 @@ export async function startMaintainer(config: MaintainerConfig, logger: Logger) 
     logger,
     lookbackMs: config.LOST_COMMIT_LOOKBACK_MS,
   });
-  const rebuilder = createRebuilder({ redis, pool, metrics, logger, findLostCommits });
+  const rebuilder = createRebuilder({ redis, pool, metrics, logger, findLostCommits: lostCommits.find });
   // A dependency down at start is not fatal: the watchdog retries, and the consumer holds its batches.
   await rebuilder
     .check()
@@ -101,7 +101,14 @@ export async function startMaintainer(config: MaintainerConfig, logger: Logger) 
   const consumer = await startConsumer({
     kafka,
     groupId: config.CONSUMER_GROUP,
-    applier: createApplier({ redis, pool, metrics, logger, isolate: rebuilder.isolate }),
+    applier: createApplier({
+      redis,
+      pool,
+      metrics,
+      logger,
+      isolate: rebuilder.isolate,
+      lostCommits,
+    }),
     redis,
     deadLetters,
     metrics,

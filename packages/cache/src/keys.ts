@@ -131,4 +131,9 @@ export const cdcKeys = {
   historyReset: "fg:cdc:history-reset",
   /** Held by the maintainer reading the CDC topics back for a failover's lost commits: one at a time. */
   lostCommitCheck: "fg:cdc:lost-commit-check",
+  /**
+   * A CDC partition's GTID marks, newest first (`offset gtid`): where the lost-commit check starts
+   * reading it back after a failover.
+   */
+  gtidMarks: (topic: string, partition: number) => `fg:cdc:gtid-marks:${topic}:${partition}`,
 } as const;

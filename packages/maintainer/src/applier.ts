@@ -21,6 +21,7 @@ import type { Logger } from "@flashgate/logger";
 import { loadSkuFromDatabase } from "@flashgate/sync";
 import type { Pool } from "mysql2/promise";
 import { isSkuFailure } from "./failures.ts";
+import type { AppliedChange, LostCommits } from "./lost-commits.ts";
 import type { MaintainerMetrics } from "./metrics.ts";
 
 /** What the applier reads of a Kafka record: the client's own records are handed over as they are. */
@@ -91,6 +92,8 @@ export function createApplier(deps: {
   logger: Logger;
   /** Takes a SKU out of the cache until it can be rebuilt from MySQL (see Rebuilder.isolate). */
   isolate: (activityId: number, skuId: number, error: unknown) => Promise<void>;
+  /** Names what a failover lost: such changes are left out of the batch (see LostCommits). */
+  lostCommits?: Pick<LostCommits, "screen" | "afterApply">;
 }) {
   const { redis, pool, metrics, logger, isolate } = deps;
   // Each source's stage histograms, bound once: observed for every change applied.
@@ -178,13 +181,7 @@ export function createApplier(deps: {
     const dead: DeadLetter[] = [];
     let heartbeat: string | undefined;
     let beatAt: number | undefined;
-    const bySku = new Map<string, { activityId: number; skuId: number; items: Item[] }>();
-    const activities: ActivityChange[] = [];
-    const directory: DirectoryEntry[] = [];
-    const learn = (change: SaleChange | ActivityChange) => {
-      const entry = directoryEntry(change);
-      if (entry) directory.push(entry);
-    };
+    const parsed: (AppliedChange & { record: InboundRecord; converted: SaleChange | ActivityChange })[] = [];
     for (const record of records) {
       try {
         const event = parseChange(record.value);
@@ -198,24 +195,35 @@ export function createApplier(deps: {
           heartbeat = event.position;
           continue;
         }
-        if (record.topic === topics.activity) {
-          const change = toActivityChange(event);
-          activities.push(change);
-          learn(change);
-          continue;
-        }
-        const change = toSaleChange(event);
-        learn(change);
-        const key = skuRef(change.activityId, change.skuId);
-        let group = bySku.get(key);
-        if (!group) {
-          group = { activityId: change.activityId, skuId: change.skuId, items: [] };
-          bySku.set(key, group);
-        }
-        group.items.push({ change, record, emittedAtMs: event.emittedAtMs });
+        const converted = record.topic === topics.activity ? toActivityChange(event) : toSaleChange(event);
+        const { topic, partition, offset } = record;
+        parsed.push({ topic, partition, offset, change: event, record, converted });
       } catch (error) {
         dead.push({ record, reason: (error as Error).message });
       }
+    }
+    const screened = parsed.length
+      ? await deps.lostCommits?.screen(parsed.map((item) => item.change))
+      : undefined;
+    const lost = screened?.lost ?? new Set();
+    const bySku = new Map<string, { activityId: number; skuId: number; items: Item[] }>();
+    const activities: ActivityChange[] = [];
+    const directory: DirectoryEntry[] = [];
+    for (const { change: event, record, converted: change } of parsed) {
+      if (lost.has(event)) continue;
+      const entry = directoryEntry(change);
+      if (entry) directory.push(entry);
+      if (change.kind === "activity" || change.kind === "activity-gone") {
+        activities.push(change);
+        continue;
+      }
+      const key = skuRef(change.activityId, change.skuId);
+      let group = bySku.get(key);
+      if (!group) {
+        group = { activityId: change.activityId, skuId: change.skuId, items: [] };
+        bySku.set(key, group);
+      }
+      group.items.push({ change, record, emittedAtMs: event.emittedAtMs });
     }
     await Promise.all([
       ...[...bySku.values()].map((group) => applySku(group.activityId, group.skuId, group.items)),
@@ -227,6 +235,7 @@ export function createApplier(deps: {
     await Promise.all([
       redis.set(cdcKeys.changesApplied, String(Date.now())),
       beatAt === undefined ? undefined : redis.set(cdcKeys.heartbeatApplied, String(beatAt)),
+      screened ? deps.lostCommits?.afterApply(parsed, screened) : undefined,
     ]);
     for (const letter of dead) {
       metrics.deadLetters.inc();

@@ -11,7 +11,7 @@ export { createDatabaseWatch } from "./database-watch.ts";
 export { createDeadLetterSink, type DeadLetterSink } from "./dead-letters.ts";
 export { createDriftCheck } from "./drift-check.ts";
 export { type KafkaSecurity, kafkaClient } from "./kafka.ts";
-export { createLostCommitFinder, lostCommitGroupPrefix } from "./lost-commits.ts";
+export { createLostCommits, lostCommitGroupPrefix } from "./lost-commits.ts";
 export { createMaintainerMetrics, type MaintainerMetrics } from "./metrics.ts";
 export { createRebuilder, type Rebuilder } from "./rebuild.ts";
 export { ensureTopics } from "./topics.ts";
