@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only decision,storm,drift,lag,micro,flood,topology,bigstock,catalogue,cdc,openloop]
+// npm run bench [-- --quick] [-- --only decision,storm,firstsecond,drift,lag,micro,flood,topology,bigstock,catalogue,cdc,openloop]
 //   [-- --naive] [-- --processes N]
 // One run, one report: bench/results/<start>[-quick][-only-…]/RESULTS.md from this run's results alone, and
 // for a full run bench/RESULTS.md. --naive adds the baselines' naive versions as extra rows.
@@ -23,6 +23,7 @@ import { catalogue } from "./scenarios/catalogue.ts";
 import { cdcScenario, cdcSustained, massExpiry } from "./scenarios/cdc.ts";
 import { decisionScenario } from "./scenarios/decision.ts";
 import { driftScenario } from "./scenarios/drift.ts";
+import { firstSecond } from "./scenarios/first-second.ts";
 import { floodScenario } from "./scenarios/flood.ts";
 import { lagScenario } from "./scenarios/lag.ts";
 import { microScenario } from "./scenarios/micro.ts";
@@ -133,6 +134,17 @@ try {
     };
     process.stderr.write(`▸ storm ${JSON.stringify(profile)}\n`);
     save("storm", await storm(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
+  }
+  if (wanted("firstsecond")) {
+    const profile = {
+      ...(quick
+        ? { units: 250, arrivals: 5_000, connections: 250 }
+        : { units: 1000, arrivals: 20_000, connections: 500 }),
+      processesPerSystem: processes,
+      rounds,
+    };
+    process.stderr.write(`▸ the first second of a sale ${JSON.stringify(profile)}\n`);
+    save("firstsecond", await firstSecond(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
   }
   if (wanted("bigstock")) {
     const profile = {

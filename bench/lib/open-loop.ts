@@ -14,6 +14,8 @@ export interface OpenLoadOptions {
   connections: number;
   /** An answer later than this after its intended send time counts as timed out, as does no answer at all. */
   timeoutMs: number;
+  /** Each measured answer: its label, and when it came (ms from the first measured request's due time). */
+  onAnswer?: (label: string, atMs: number) => void;
 }
 
 export interface OpenLoadResult {
@@ -85,8 +87,10 @@ export async function runOpenLoad(
         connection.buffer = connection.buffer.subarray(response.size);
         if (connection.busy.index >= warmup) {
           const label = response.code ? `${response.status} ${response.code}` : String(response.status);
+          const now = performance.now();
           latencies[label] ??= [];
-          latencies[label].push(performance.now() - connection.busy.dueAt);
+          latencies[label].push(now - connection.busy.dueAt);
+          options.onAnswer?.(label, now - start - (warmup * 1000) / options.rate);
           answered += 1;
         }
         connection.busy = undefined;

@@ -96,6 +96,14 @@ function goalsTable(results: Results): string[] {
       target: 1,
     },
     {
+      what: "first second of a sale: flashgate's answers 5xx or never answered",
+      values: ((results.firstsecond?.data.results ?? []) as ResultRow[])
+        .filter((r: ResultRow) => r.system === "flashgate")
+        .map((r: ResultRow) => r.serverErrors + r.timedOut),
+      target: 0,
+      atMost: true,
+    },
+    {
       what: "sold-out path over HTTP ÷ bare node:http",
       values: (micro?.http?.rounds ?? []).map((r: ResultRow) => r.ratio),
       target: 0.85,
@@ -140,12 +148,18 @@ function goalsTable(results: Results): string[] {
   ];
   for (const goal of goals) {
     const figure = median(goal.values);
-    const digits = goal.target >= 100 ? 0 : 2;
+    const digits = goal.target >= 100 || goal.target === 0 ? 0 : 2;
     let distance = "not measured in this run";
     if (Number.isFinite(figure)) {
       const met = goal.atMost ? figure <= goal.target : figure >= goal.target;
       const factor = goal.atMost ? figure / goal.target : goal.target / figure;
-      distance = met ? "**met**" : figure === 0 ? "missed (0)" : `missed: ×${factor.toFixed(2)} to go`;
+      distance = met
+        ? "**met**"
+        : figure === 0
+          ? "missed (0)"
+          : goal.target === 0
+            ? `missed: ${figure} too many`
+            : `missed: ×${factor.toFixed(2)} to go`;
     }
     lines.push(
       `| ${goal.what} | ${spread(goal.values, digits)} | ${goal.atMost ? "≤" : "≥"} ${goal.target.toLocaleString("en")} | ${distance} |`,

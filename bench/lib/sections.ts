@@ -414,6 +414,31 @@ const seconds = (ms: number | null | undefined) =>
 
 const latencyCell = (latency: ResultRow | undefined) => (latency ? `${latency.p50} / ${latency.p99}` : "–");
 
+/** A fresh SKU and twenty times its units in buyers within one second, on each design. */
+function firstSecondSection(results: Results): string[] {
+  const first = results.firstsecond?.data as { profile: ResultRow; results: ResultRow[] } | undefined;
+  if (!first) return [];
+  const { profile } = first;
+  const lines = [
+    "## The first second of a sale (open loop)",
+    "",
+    `A fresh SKU with ${profile.units} units and ${profile.arrivals} buyers (each a user of their own) arriving evenly within one second over ${profile.connections} connections, ${profile.processesPerSystem} server processes per design, ${roundsOf(profile.rounds)} in rotating order, after an uncounted warm-up sale per design. Sold out after: the last 201, from the first buyer's arrival; answer times from when each request was due; in MySQL: the units MySQL holds once every answer came (Redis-as-truth's writer persists later).`,
+    "",
+    "| round | system | sold out after ms | p50 / p99 ms, every answer | 5xx | no answer | 201 | in MySQL | DB transactions |",
+    "|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const r of first.results)
+    lines.push(
+      `| ${r.round} | ${r.system} | ${r.soldOutAfterMs ?? "not sold out"} | ${r.p50Ms} / ${r.p99Ms} | ${r.serverErrors} | ${r.timedOut} | ${r.created} | ${r.unitsSoldInMySql} | ${r.databaseTransactions} |`,
+    );
+  lines.push(
+    "",
+    `Sold out after (ms), median (min–max) of the rounds: ${perSystem(first.results, (r) => r.soldOutAfterMs ?? Number.NaN)}. p99 of every answer (ms): ${perSystem(first.results, (r) => r.p99Ms)}.`,
+    "",
+  );
+  return lines;
+}
+
 /** One SKU with 100,000 units on each design. */
 function bigStockSection(results: Results): string[] {
   const big = results.bigstock?.data as { profile: ResultRow; results: ResultRow[] } | undefined;
@@ -626,6 +651,7 @@ export const scenarioSections = (results: Results, folder: string): string[] => 
   ...decisionSection(results.decision?.data as DecisionResult | undefined),
   ...openLoopSection(results),
   ...stormSections(results, folder),
+  ...firstSecondSection(results),
   ...bigStockSection(results),
   ...catalogueSection(results),
   ...driftSection(results),

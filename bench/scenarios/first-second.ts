@@ -1,0 +1,88 @@
+import type { FlashgateRedis } from "@flashgate/cache";
+import type { Pool } from "mysql2/promise";
+import { percentile } from "../lib/load.ts";
+import { runOpenLoad } from "../lib/open-loop.ts";
+import { mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
+import type { Systems } from "../lib/systems.ts";
+import { designRounds, openSale } from "./open-sale.ts";
+import { transactionsOf } from "./storm.ts";
+
+export interface FirstSecondProfile {
+  units: number;
+  /** Buyers arriving within the sale's first second, each a user of their own: twenty times the units. */
+  arrivals: number;
+  connections: number;
+  rounds: number;
+  processesPerSystem: number;
+}
+
+/**
+ * The first second of a sale: a fresh SKU, and a crowd twenty times its units arriving within one second
+ * (open loop), on each design. Where the designs differ is whether the crowd reaches the database: each
+ * round reports how soon the units were sold (the last 201), the p99 of every answer from when its
+ * request was due, the answers that were 5xx or never came, and the database transactions the sale cost.
+ */
+export async function firstSecond(
+  systems: Systems,
+  pool: Pool,
+  redis: FlashgateRedis,
+  secret: string,
+  profile: FirstSecondProfile,
+) {
+  const tokens = mintTokens(secret, profile.arrivals, 70_000_000);
+  const warmUpSize = { units: profile.units / 10, requests: profile.arrivals / 10, connections: 100 };
+  const results = [];
+  for await (const { round, place, system } of designRounds(
+    systems,
+    pool,
+    redis,
+    secret,
+    warmUpSize,
+    profile.rounds,
+  )) {
+    const sale = await openSale(system, pool, redis, profile.units);
+    const transactionsBefore = await transactionsOf(systems, system);
+    process.stderr.write(
+      `  first second, round ${round}: ${system.name}, ${profile.arrivals} buyers in 1 s for ${profile.units} units…\n`,
+    );
+    let lastCreatedMs = 0;
+    const load = await runOpenLoad(
+      system.urls,
+      {
+        rate: profile.arrivals,
+        durationMs: 1000,
+        connections: profile.connections,
+        timeoutMs: 10_000,
+        onAnswer: (label, atMs) => {
+          if (label === "201") lastCreatedMs = Math.max(lastCreatedMs, atMs);
+        },
+      },
+      (i) => purchaseRequest(sale, tokens[i], `first-${sale.activityId}-${i}`),
+    );
+    const created = load.latencies["201"]?.length ?? 0;
+    const every = Object.values(load.latencies)
+      .flat()
+      .sort((a, b) => a - b);
+    const serverErrors = Object.entries(load.latencies)
+      .filter(([label]) => label.startsWith("5"))
+      .reduce((sum, [, values]) => sum + values.length, 0);
+    results.push({
+      system: system.name,
+      design: system.design,
+      round,
+      place,
+      arrivals: load.sent,
+      created,
+      soldOutAfterMs: created === profile.units ? Math.round(lastCreatedMs) : null,
+      p50Ms: Math.round(percentile(every, 50)),
+      p99Ms: Math.round(percentile(every, 99)),
+      serverErrors,
+      timedOut: load.timedOut,
+      answers: Object.fromEntries(Object.entries(load.latencies).map(([label, v]) => [label, v.length])),
+      // Redis-as-truth's writer persists later: what MySQL holds once the load is answered.
+      unitsSoldInMySql: await unitsSold(pool, sale),
+      databaseTransactions: (await transactionsOf(systems, system)) - transactionsBefore,
+    });
+  }
+  return { profile, results };
+}
