@@ -44,8 +44,8 @@ const maintainerConfigSchema = z
       .default("")
       .transform((value) => value.split(",").filter(Boolean))
       .pipe(z.array(z.url())),
-    // After a failover, the CDC topics are read back this far before it to name the commits it lost: at
-    // least the replica's worst lag.
+    // After a failover, a CDC partition with no GTID mark the new primary holds is read back this far
+    // before it to name the commits it lost: at least the replica's worst lag.
     LOST_COMMIT_LOOKBACK_MS: z.coerce.number().int().min(1000).default(600_000),
   })
   .transform(

@@ -27,7 +27,7 @@ const scanTimeoutMs = 120_000;
 const markEveryMs = 1_000;
 const marksKept = 600;
 
-/** A change the applier applied, and where in the topics it was read. */
+/** A change of a batch the applier takes, and where in the topics it was read. */
 export interface AppliedChange {
   topic: string;
   partition: number;
