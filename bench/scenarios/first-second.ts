@@ -30,7 +30,9 @@ export async function firstSecond(
   profile: FirstSecondProfile,
 ) {
   const tokens = mintTokens(secret, profile.arrivals, 70_000_000);
-  const warmUpSize = { units: profile.units / 10, requests: profile.arrivals / 10, connections: 100 };
+  // A warm-up sale as big as the measured one: with a tenth of it, flashgate's first measured turn sold out
+  // after 1.3–1.6 s in 105–122 transactions, its later turns after 0.4–0.5 s in 15–28.
+  const warmUpSize = { units: profile.units, requests: profile.arrivals, connections: 100 };
   const results = [];
   for await (const { round, place, system } of designRounds(
     systems,
