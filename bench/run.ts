@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only decision,storm,firstsecond,drift,lag,micro,flood,topology,bigstock,catalogue,cdc,openloop]
+// npm run bench [-- --quick] [-- --only decision,storm,firstsecond,bots,drift,lag,micro,flood,topology,bigstock,catalogue,cdc,openloop]
 //   [-- --naive] [-- --processes N]
 // One run, one report: bench/results/<start>[-quick][-only-…]/RESULTS.md from this run's results alone, and
 // for a full run bench/RESULTS.md. --naive adds the baselines' naive versions as extra rows.
@@ -19,6 +19,7 @@ import {
   startRedisTruth,
 } from "./lib/systems.ts";
 import { bigStock } from "./scenarios/bigstock.ts";
+import { bots } from "./scenarios/bots.ts";
 import { catalogue } from "./scenarios/catalogue.ts";
 import { cdcScenario, cdcSustained, massExpiry } from "./scenarios/cdc.ts";
 import { decisionScenario } from "./scenarios/decision.ts";
@@ -145,6 +146,17 @@ try {
     };
     process.stderr.write(`▸ the first second of a sale ${JSON.stringify(profile)}\n`);
     save("firstsecond", await firstSecond(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
+  }
+  if (wanted("bots")) {
+    const profile = {
+      ...(quick
+        ? { rate: 5_000, seconds: 1, botUsers: 100, connections: 250 }
+        : { rate: 10_000, seconds: 2, botUsers: 200, connections: 500 }),
+      processesPerSystem: processes,
+      rounds,
+    };
+    process.stderr.write(`▸ bots beside buyers ${JSON.stringify(profile)}\n`);
+    save("bots", await bots(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
   }
   if (wanted("bigstock")) {
     const profile = {

@@ -1,0 +1,98 @@
+import type { FlashgateRedis } from "@flashgate/cache";
+import type { Pool } from "mysql2/promise";
+import { latencySummary, runLoad } from "../lib/load.ts";
+import { runOpenLoad } from "../lib/open-loop.ts";
+import { mintTokens, purchaseRequest } from "../lib/sale.ts";
+import type { Systems } from "../lib/systems.ts";
+import { designRounds, openSale } from "./open-sale.ts";
+import { transactionsOf } from "./storm.ts";
+
+export interface BotsProfile {
+  /** Arrivals per second, for `seconds`: one in ten a new buyer, the rest bots. */
+  rate: number;
+  seconds: number;
+  /** Users who bought before the window opens and then keep coming: half with new keys, half replaying theirs. */
+  botUsers: number;
+  connections: number;
+  rounds: number;
+  processesPerSystem: number;
+}
+
+/**
+ * Bots beside buyers while stock lasts: a sale whose bot users have each bought once, then an open-loop
+ * load in which one request in ten is a new buyer and nine are those users again — half buying once more
+ * with a new key (already purchased), half repeating their first request's key (the order again). The
+ * units last about half the window. Where the designs differ is what a bot's request costs: the new
+ * buyers' answer times beside them, and the database transactions the window took.
+ */
+export async function bots(
+  systems: Systems,
+  pool: Pool,
+  redis: FlashgateRedis,
+  secret: string,
+  profile: BotsProfile,
+) {
+  const arrivals = profile.rate * profile.seconds;
+  const newBuyers = Math.ceil(arrivals / 10);
+  const units = profile.botUsers + Math.ceil(newBuyers / 2);
+  const botTokens = mintTokens(secret, profile.botUsers, 80_000_000);
+  const buyerTokens = mintTokens(secret, newBuyers, 81_000_000);
+  const warmUpSize = { units: units / 10, requests: arrivals / 10, connections: 100 };
+  const results = [];
+  for await (const { round, place, system } of designRounds(
+    systems,
+    pool,
+    redis,
+    secret,
+    warmUpSize,
+    profile.rounds,
+  )) {
+    const sale = await openSale(system, pool, redis, units);
+    const firstKey = (bot: number) => `bot-${sale.activityId}-${bot}`;
+    // The bots' own purchases, before the window opens.
+    await runLoad(system.urls, profile.botUsers, Math.min(50, profile.botUsers), (i) =>
+      purchaseRequest(sale, botTokens[i], firstKey(i)),
+    );
+    const transactionsBefore = await transactionsOf(systems, system);
+    process.stderr.write(
+      `  bots, round ${round}: ${system.name}, ${arrivals} requests in ${profile.seconds} s, 9 in 10 from ${profile.botUsers} bots…\n`,
+    );
+    let lastCreatedMs = 0;
+    const load = await runOpenLoad(
+      system.urls,
+      {
+        rate: profile.rate,
+        durationMs: profile.seconds * 1000,
+        connections: profile.connections,
+        timeoutMs: 10_000,
+        onAnswer: (label, atMs) => {
+          if (label === "201") lastCreatedMs = Math.max(lastCreatedMs, atMs);
+        },
+      },
+      (i) => {
+        if (i % 10 === 0) return purchaseRequest(sale, buyerTokens[i / 10], `buyer-${sale.activityId}-${i}`);
+        const bot = i % profile.botUsers;
+        const key = i % 2 === 0 ? `${firstKey(bot)}-again-${i}` : firstKey(bot);
+        return purchaseRequest(sale, botTokens[bot], key);
+      },
+    );
+    const serverErrors = Object.entries(load.latencies)
+      .filter(([label]) => label.startsWith("5"))
+      .reduce((sum, [, values]) => sum + values.length, 0);
+    results.push({
+      system: system.name,
+      design: system.design,
+      round,
+      place,
+      requests: load.sent,
+      created: load.latencies["201"]?.length ?? 0,
+      newBuyerUnits: units - profile.botUsers,
+      soldOutAfterMs: Math.round(lastCreatedMs),
+      latencyMs: latencySummary(load.latencies),
+      serverErrors,
+      timedOut: load.timedOut,
+      databaseTransactions: (await transactionsOf(systems, system)) - transactionsBefore,
+    });
+  }
+  return { profile: { ...profile, units, newBuyers }, results };
+}
