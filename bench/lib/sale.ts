@@ -1,4 +1,5 @@
 import { signJwt } from "@flashgate/auth";
+import { eventually } from "@flashgate/testkit";
 import { addSkus, createActivity, createSale as createTestkitSale } from "@flashgate/testkit/sale-fixture";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 
@@ -25,6 +26,16 @@ export async function unitsSold(pool: Pool, sale: { activityId: number; skuId: n
   );
   return Number(rows[0].n);
 }
+
+/** When `done` came to hold (ms on the load's clock, polled every 100 ms), or null after `timeoutMs`. */
+export const settledAt = (done: () => Promise<boolean>, clock: () => number, timeoutMs: number) =>
+  eventually(
+    async () => {
+      if (!(await done())) throw new Error("not yet");
+      return Math.round(clock());
+    },
+    { timeoutMs, intervalMs: 100 },
+  ).catch(() => null);
 
 export async function databaseAvailable(pool: Pool, sale: { activityId: number; skuId: number }) {
   const [rows] = await pool.query<RowDataPacket[]>(

@@ -3,7 +3,7 @@ import { compareSku } from "@flashgate/sync";
 import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { latencySummary, runLoad } from "../lib/load.ts";
-import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
+import { databaseAvailable, mintTokens, purchaseRequest, settledAt, unitsSold } from "../lib/sale.ts";
 import type { Systems } from "../lib/systems.ts";
 import { lagBetween, scrape } from "./lag.ts";
 import { designRounds, openSale } from "./open-sale.ts";
@@ -16,16 +16,6 @@ export interface BigStockProfile {
   connections: number;
   rounds: number;
 }
-
-/** When `done` came to hold (ms on the load's clock, polled every 100 ms), or null after `timeoutMs`. */
-const settledAt = (done: () => Promise<boolean>, clock: () => number, timeoutMs: number) =>
-  eventually(
-    async () => {
-      if (!(await done())) throw new Error("not yet");
-      return Math.round(clock());
-    },
-    { timeoutMs, intervalMs: 100 },
-  ).catch(() => null);
 
 /**
  * One SKU with a sale's worth of stock (100,000 units, 300,000 requests from 150,000 users: every user

@@ -2,7 +2,7 @@ import type { FlashgateRedis } from "@flashgate/cache";
 import type { Pool } from "mysql2/promise";
 import { percentile } from "../lib/load.ts";
 import { runOpenLoad } from "../lib/open-loop.ts";
-import { mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
+import { databaseAvailable, mintTokens, purchaseRequest, settledAt, unitsSold } from "../lib/sale.ts";
 import type { Systems } from "../lib/systems.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";
@@ -48,6 +48,15 @@ export async function firstSecond(
       `  first second, round ${round}: ${system.name}, ${profile.arrivals} buyers in 1 s for ${profile.units} units…\n`,
     );
     let lastCreatedMs = 0;
+    // The load's clock starts at its first request's due time, once its sockets are open.
+    let origin = performance.now();
+    // When MySQL's stock reached 0 (polled every 100 ms): at once where MySQL decides, once its writer has
+    // caught up for Redis-as-truth.
+    const persisted = settledAt(
+      async () => (await databaseAvailable(pool, sale)) === 0,
+      () => performance.now() - origin,
+      120_000,
+    );
     const load = await runOpenLoad(
       system.urls,
       {
@@ -56,6 +65,7 @@ export async function firstSecond(
         connections: profile.connections,
         timeoutMs: 10_000,
         onAnswer: (label, atMs) => {
+          if (!lastCreatedMs) origin = performance.now() - atMs;
           if (label === "201") lastCreatedMs = Math.max(lastCreatedMs, atMs);
         },
       },
@@ -81,8 +91,9 @@ export async function firstSecond(
       serverErrors,
       timedOut: load.timedOut,
       answers: Object.fromEntries(Object.entries(load.latencies).map(([label, v]) => [label, v.length])),
-      // Redis-as-truth's writer persists later: what MySQL holds once the load is answered.
+      // Redis-as-truth's writer persists later: what MySQL holds once the load is answered, and when it held all.
       unitsSoldInMySql: await unitsSold(pool, sale),
+      allInMySqlAfterMs: await persisted,
       databaseTransactions: (await transactionsOf(systems, system)) - transactionsBefore,
     });
   }
