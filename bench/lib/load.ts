@@ -179,6 +179,12 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
+/** How many answers were 5xx, from a load's latencies per outcome label. */
+export const serverErrorsOf = (latencies: Record<string, number[]>) =>
+  Object.entries(latencies)
+    .filter(([label]) => label.startsWith("5"))
+    .reduce((sum, [, values]) => sum + values.length, 0);
+
 export function latencySummary(latencies: Record<string, number[]>) {
   return Object.fromEntries(
     Object.entries(latencies).map(([label, values]) => {

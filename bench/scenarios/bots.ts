@@ -1,6 +1,6 @@
 import type { FlashgateRedis } from "@flashgate/cache";
 import type { Pool } from "mysql2/promise";
-import { latencySummary, runLoad } from "../lib/load.ts";
+import { latencySummary, runLoad, serverErrorsOf } from "../lib/load.ts";
 import { runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest } from "../lib/sale.ts";
 import type { Systems } from "../lib/systems.ts";
@@ -76,9 +76,6 @@ export async function bots(
         return purchaseRequest(sale, botTokens[bot], key);
       },
     );
-    const serverErrors = Object.entries(load.latencies)
-      .filter(([label]) => label.startsWith("5"))
-      .reduce((sum, [, values]) => sum + values.length, 0);
     results.push({
       system: system.name,
       design: system.design,
@@ -89,7 +86,7 @@ export async function bots(
       newBuyerUnits: units - profile.botUsers,
       soldOutAfterMs: Math.round(lastCreatedMs),
       latencyMs: latencySummary(load.latencies),
-      serverErrors,
+      serverErrors: serverErrorsOf(load.latencies),
       timedOut: load.timedOut,
       databaseTransactions: (await transactionsOf(systems, system)) - transactionsBefore,
     });

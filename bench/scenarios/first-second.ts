@@ -1,6 +1,6 @@
 import type { FlashgateRedis } from "@flashgate/cache";
 import type { Pool } from "mysql2/promise";
-import { percentile } from "../lib/load.ts";
+import { percentile, serverErrorsOf } from "../lib/load.ts";
 import { runOpenLoad } from "../lib/open-loop.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, settledAt, unitsSold } from "../lib/sale.ts";
 import type { Systems } from "../lib/systems.ts";
@@ -49,12 +49,13 @@ export async function firstSecond(
     );
     let lastCreatedMs = 0;
     // The load's clock starts at its first request's due time, once its sockets are open.
-    let origin = performance.now();
+    const called = performance.now();
+    let origin: number | undefined;
     // When MySQL's stock reached 0 (polled every 100 ms): at once where MySQL decides, once its writer has
     // caught up for Redis-as-truth.
     const persisted = settledAt(
       async () => (await databaseAvailable(pool, sale)) === 0,
-      () => performance.now() - origin,
+      () => performance.now() - (origin ?? called),
       120_000,
     );
     const load = await runOpenLoad(
@@ -65,7 +66,7 @@ export async function firstSecond(
         connections: profile.connections,
         timeoutMs: 10_000,
         onAnswer: (label, atMs) => {
-          if (!lastCreatedMs) origin = performance.now() - atMs;
+          origin ??= performance.now() - atMs;
           if (label === "201") lastCreatedMs = Math.max(lastCreatedMs, atMs);
         },
       },
@@ -75,9 +76,6 @@ export async function firstSecond(
     const every = Object.values(load.latencies)
       .flat()
       .sort((a, b) => a - b);
-    const serverErrors = Object.entries(load.latencies)
-      .filter(([label]) => label.startsWith("5"))
-      .reduce((sum, [, values]) => sum + values.length, 0);
     results.push({
       system: system.name,
       design: system.design,
@@ -88,7 +86,7 @@ export async function firstSecond(
       soldOutAfterMs: created === profile.units ? Math.round(lastCreatedMs) : null,
       p50Ms: Math.round(percentile(every, 50)),
       p99Ms: Math.round(percentile(every, 99)),
-      serverErrors,
+      serverErrors: serverErrorsOf(load.latencies),
       timedOut: load.timedOut,
       answers: Object.fromEntries(Object.entries(load.latencies).map(([label, v]) => [label, v.length])),
       // Redis-as-truth's writer persists later: what MySQL holds once the load is answered, and when it held all.

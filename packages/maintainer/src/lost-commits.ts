@@ -49,6 +49,9 @@ export function gtidServer(gtid: string | undefined): string | undefined {
   return uuid && serverUuid.test(uuid) ? uuid : undefined;
 }
 
+/** The server uuid of a recorded identity (`server_id/server_uuid`); empty on MariaDB. */
+const serverOf = (identity: string) => identity.split("/")[1]?.toLowerCase() ?? "";
+
 /**
  * Where reading a partition back starts, from its marks (newest first, `offset gtid`): the newest of
  * another server's transactions that this server holds. That server's transactions this one lacks all
@@ -96,10 +99,9 @@ export function createLostCommits(deps: {
   /** The database's executed GTIDs, read again when the recorded server changes or a change is not in them. */
   let known: { identity: string; executed: GtidSet } | undefined;
 
-  async function name(changes: ChangeEvent[], executed: GtidSet, found: string): Promise<LostChange[]> {
-    const lost = changes
-      .filter((change) => change.gtid !== undefined && !holdsGtid(executed, change.gtid))
-      .map(lostChange);
+  /** Records, counts, logs and lists as an incident changes whose transactions the database lacks. */
+  async function name(changes: ChangeEvent[], found: string): Promise<LostChange[]> {
+    const lost = changes.map(lostChange);
     const added = await recordLostChanges(pool, lost);
     if (!added) return lost;
     const transactions = new Set(lost.map((change) => change.gtid));
@@ -128,7 +130,7 @@ export function createLostCommits(deps: {
 
   /** Changes of a server other than `identity`'s that the database lacks (read again on a miss). */
   async function lostOf(identity: string | null, changes: ChangeEvent[]): Promise<ChangeEvent[]> {
-    const server = identity?.split("/")[1]?.toLowerCase();
+    const server = identity && serverOf(identity);
     if (!identity || !server) return [];
     const foreign = changes.filter((change) => {
       const source = gtidServer(change.gtid);
@@ -153,9 +155,12 @@ export function createLostCommits(deps: {
   async function screen(changes: ChangeEvent[]): Promise<Screened> {
     // Read for each batch: a maintainer whose partitions were quiet since the failover must not screen
     // with the server it saw before it.
-    const identity = await redis.hget(binlogSourceKey, "identity");
+    // (MariaDB's GTIDs name no server: nothing to screen, and no read.)
+    const identity = changes.some((change) => gtidServer(change.gtid))
+      ? await redis.hget(binlogSourceKey, "identity")
+      : null;
     const lost = await lostOf(identity, changes);
-    if (lost.length && known) await name(lost, known.executed, "arrived after the new primary was recorded");
+    if (lost.length) await name(lost, "arrived after the new primary was recorded");
     // The reservation that admitted a lost order was never met by the order's change: it holds a unit
     // the new primary has free until it expires, and buyers would be told SOLD_OUT meanwhile.
     for (const { table, op, after } of lost)
@@ -197,8 +202,8 @@ export function createLostCommits(deps: {
       identity,
       applied.map(({ change }) => change).filter((change) => !screened.lost.has(change)),
     );
-    if (!lost.length || !known) return;
-    await name(lost, known.executed, "applied while the new primary was being recorded");
+    if (!lost.length) return;
+    await name(lost, "applied while the new primary was being recorded");
     await redis.hset(binlogSourceKey, "forced-rebuild", "pending");
   }
 
@@ -209,15 +214,15 @@ export function createLostCommits(deps: {
       logger.warn("the lost-commit check reads MySQL GTIDs: not run on this server");
       return [];
     }
-    const server = (await readBinlogSource(pool)).identity.split("/")[1]?.toLowerCase() ?? "";
+    const server = serverOf((await readBinlogSource(pool)).identity);
     const read = await readBack(kafka, seenAtMs - lookbackMs, async (topic, partition) =>
       scanStart(await redis.lrange(cdcKeys.gtidMarks(topic, partition), 0, -1), before, server),
     );
     // Read after the topics' ends were taken: every change read was committed before, so a transaction
     // of the new primary among them is in this set, never taken for lost.
+    const executed = (await executedGtids(pool)) ?? before;
     const lost = await name(
-      read.changes,
-      (await executedGtids(pool)) ?? before,
+      read.changes.filter((change) => change.gtid !== undefined && !holdsGtid(executed, change.gtid)),
       "read back from the CDC topics",
     );
     const level = read.fromLookback ? "warn" : "info";

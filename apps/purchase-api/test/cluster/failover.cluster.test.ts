@@ -109,12 +109,15 @@ describe("the cluster topology during a sale", () => {
     console.table(recovery);
   });
 
-  function signalBrokers(signal: "SIGSTOP" | "SIGCONT") {
-    for (const name of ["kafka-1", "kafka-2", "kafka-3"]) {
-      const pid = readPid(ctx.paths.pids, name);
-      if (pid === undefined) throw new Error(`${name} is not running`);
-      process.kill(-pid, signal);
-    }
+  /** Signals a process of the topology, its whole group. */
+  function signal(name: string, sent: NodeJS.Signals) {
+    const pid = readPid(ctx.paths.pids, name);
+    if (pid === undefined) throw new Error(`${name} is not running`);
+    process.kill(-pid, sent);
+  }
+
+  function signalBrokers(sent: "SIGSTOP" | "SIGCONT") {
+    for (const name of ["kafka-1", "kafka-2", "kafka-3"]) signal(name, sent);
   }
 
   /** Stops new purchases and waits until every buyer is held, none in flight. */
@@ -124,9 +127,7 @@ describe("the cluster topology during a sale", () => {
   }
 
   function kill(name: string) {
-    const pid = readPid(ctx.paths.pids, name);
-    if (pid === undefined) throw new Error(`${name} is not running`);
-    process.kill(-pid, "SIGKILL");
+    signal(name, "SIGKILL");
     return Date.now();
   }
 
