@@ -6,6 +6,7 @@
 import { redisClient, skuKeys, withScripts } from "@flashgate/cache";
 import { topics } from "@flashgate/cdc";
 import { createPool } from "@flashgate/db";
+import { kafkaClient } from "@flashgate/kafka";
 import { createLogger } from "@flashgate/logger";
 import {
   createApplier,
@@ -13,7 +14,6 @@ import {
   createMaintainerMetrics,
   createRebuilder,
   ensureTopics,
-  kafkaClient,
   startConsumer,
 } from "@flashgate/maintainer";
 import { readPid, up } from "@flashgate/stack";

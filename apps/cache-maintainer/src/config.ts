@@ -1,17 +1,18 @@
-import { appFields, databaseFields, defaultPorts, parseConfig } from "@flashgate/config";
+import {
+  appFields,
+  databaseFields,
+  defaultPorts,
+  kafkaFields,
+  kafkaSasl,
+  parseConfig,
+} from "@flashgate/config";
 import { z } from "zod";
 
 const maintainerConfigSchema = z
   .object({
     ...appFields(defaultPorts.cacheMaintainer),
     ...databaseFields,
-    KAFKA_BROKERS: z.string().regex(/^[\w.-]+:\d+(,[\w.-]+:\d+)*$/, "must be host:port[,host:port…]"),
-    // Where the listener authenticates (Kubernetes: the maintainer's KafkaUser over TLS): the user, its
-    // password and the CA that signed the brokers' certificates (TLS when set).
-    KAFKA_SASL_MECHANISM: z.enum(["scram-sha-512", "scram-sha-256"]).optional(),
-    KAFKA_USERNAME: z.string().min(1).optional(),
-    KAFKA_PASSWORD: z.string().min(1).optional(),
-    KAFKA_CA_FILE: z.string().min(1).optional(),
+    ...kafkaFields,
     CONSUMER_GROUP: z.string().min(1).default("flashgate-cache-maintainer"),
     EXPIRY_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
     EXPIRY_BATCH: z.coerce.number().int().min(1).default(200),
@@ -48,25 +49,7 @@ const maintainerConfigSchema = z
     // before it to name the commits it lost: at least the replica's worst lag.
     LOST_COMMIT_LOOKBACK_MS: z.coerce.number().int().min(1000).default(600_000),
   })
-  .transform(
-    (
-      { KAFKA_SASL_MECHANISM: mechanism, KAFKA_USERNAME: username, KAFKA_PASSWORD: password, ...config },
-      ctx,
-    ) => {
-      if (mechanism && !(username && password)) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["KAFKA_SASL_MECHANISM"],
-          message: "needs KAFKA_USERNAME and KAFKA_PASSWORD",
-        });
-        return z.NEVER;
-      }
-      return {
-        ...config,
-        KAFKA_SASL: mechanism && username && password ? { mechanism, username, password } : undefined,
-      };
-    },
-  );
+  .transform(kafkaSasl);
 
 export const loadConfig = (env: Record<string, string | undefined>) =>
   parseConfig(maintainerConfigSchema, env);

@@ -1,5 +1,6 @@
 import { redisClient, withScripts } from "@flashgate/cache";
 import { bumpHeartbeat, closeAllExpiredOrders, createPool } from "@flashgate/db";
+import { kafkaClient } from "@flashgate/kafka";
 import type { Logger } from "@flashgate/logger";
 import {
   createApplier,
@@ -11,7 +12,6 @@ import {
   createLostCommits,
   createMaintainerMetrics,
   createRebuilder,
-  kafkaClient,
   startConsumer,
 } from "@flashgate/maintainer";
 import { serve } from "@hono/node-server";

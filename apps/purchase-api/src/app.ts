@@ -7,6 +7,8 @@ import {
   createOverloadGuard,
   createPaymentService,
   createPurchaseService,
+  createTicketService,
+  type PurchaseQueueOptions,
 } from "@flashgate/sale";
 import { operationalRoutes } from "@flashgate/telemetry";
 import { getRequestListener } from "@hono/node-server";
@@ -26,6 +28,7 @@ import { paymentRoutes } from "./routes/payments.ts";
 import { placePurchase, placePurchaseHandler } from "./routes/place-purchase.ts";
 import { purchaseRoutes } from "./routes/purchases.ts";
 import { createViewCache, skuViewHandler, skuViewIds, skuViewRoutes } from "./routes/sku-view.ts";
+import { ticketRoutes } from "./routes/tickets.ts";
 import { traceIdOf } from "./trace.ts";
 
 export interface AppDeps {
@@ -39,10 +42,12 @@ export interface AppDeps {
   probePool: Pool;
   logger: Logger;
   metrics?: Metrics;
+  /** The purchase queue, where PURCHASE_ADMISSION queues buyers (ADR 0030). */
+  queue?: Pick<PurchaseQueueOptions, "send" | "backlog">;
 }
 
 export function createApp(deps: AppDeps) {
-  const { config, redis, subscriber, pool, readPool, probePool, logger } = deps;
+  const { config, redis, subscriber, pool, readPool, probePool, logger, queue } = deps;
   const metrics = deps.metrics ?? createMetrics();
   const guard = createOverloadGuard({
     maxInFlight: config.DB_MAX_IN_FLIGHT,
@@ -67,8 +72,19 @@ export function createApp(deps: AppDeps) {
     },
     soldOutCacheMs: config.SOLD_OUT_CACHE_MS,
     subscriber,
+    queue:
+      queue && config.PURCHASE_ADMISSION !== "sync"
+        ? {
+            ...queue,
+            mode: config.PURCHASE_ADMISSION,
+            afterWaitMs: config.QUEUE_AFTER_WAIT_MS,
+            reservationTtlMs: config.QUEUE_RESERVATION_TTL_MS,
+            maxBacklog: config.QUEUE_MAX_BACKLOG,
+          }
+        : undefined,
     observer: purchaseObserver(metrics, logger),
   });
+  const tickets = createTicketService({ redis, readPool, subscriber, maxWaiters: config.TICKET_MAX_WAITERS });
   const claimRules = { issuer: config.JWT_ISSUER, audience: config.JWT_AUDIENCE };
   const verifyUser: TokenVerifier = config.AUTH_JWKS_URL
     ? createJwksVerifier({
@@ -101,6 +117,7 @@ export function createApp(deps: AppDeps) {
   const guards: Guards = { user: requireUser(verifyUser), admin: requireAdmin(verifyAdmin, verifyUser) };
   app.route("/", docsRoutes(openApiDocument));
   app.route("/", purchaseRoutes(purchases, guards));
+  app.route("/", ticketRoutes(tickets, guards));
   const views = createViewCache(config.VIEW_CACHE_MS);
   app.route("/", skuViewRoutes({ redis, purchases, views }));
   app.route(

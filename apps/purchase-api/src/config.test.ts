@@ -25,4 +25,22 @@ describe("purchase-api config", () => {
       /PAYMENT_WEBHOOK_SECRET: must be at least 32 bytes/,
     );
   });
+
+  it("queues buyers only with Kafka to queue them on, and takes its SASL user whole", () => {
+    expect(loadConfig(env).PURCHASE_ADMISSION).toBe("sync");
+    expect(() => loadConfig({ ...env, PURCHASE_ADMISSION: "queued" })).toThrow(
+      /PURCHASE_ADMISSION: queues buyers on Kafka: needs KAFKA_BROKERS/,
+    );
+    const kafka = { KAFKA_BROKERS: "k1:9092,k2:9092", PURCHASE_ADMISSION: "auto" };
+    expect(loadConfig({ ...env, ...kafka }).PURCHASE_ADMISSION).toBe("auto");
+    expect(() => loadConfig({ ...env, ...kafka, KAFKA_SASL_MECHANISM: "scram-sha-512" })).toThrow(
+      /KAFKA_SASL_MECHANISM: needs KAFKA_USERNAME and KAFKA_PASSWORD/,
+    );
+    const sasl = { KAFKA_SASL_MECHANISM: "scram-sha-512", KAFKA_USERNAME: "api", KAFKA_PASSWORD: "pw" };
+    expect(loadConfig({ ...env, ...kafka, ...sasl }).KAFKA_SASL).toEqual({
+      mechanism: "scram-sha-512",
+      username: "api",
+      password: "pw",
+    });
+  });
 });

@@ -1,4 +1,13 @@
-import { appFields, databaseFields, defaultPorts, int, parseConfig, secret } from "@flashgate/config";
+import {
+  appFields,
+  databaseFields,
+  defaultPorts,
+  int,
+  kafkaFields,
+  kafkaSasl,
+  parseConfig,
+  secret,
+} from "@flashgate/config";
 import { z } from "zod";
 
 const purchaseApiConfigSchema = z
@@ -37,6 +46,25 @@ const purchaseApiConfigSchema = z
     HTTP_MAX_CONNECTIONS: int(10_000),
     // One client may not hold them all; raise it behind a proxy, whose address every client shares.
     HTTP_MAX_CONNECTIONS_PER_ADDRESS: int(1_000),
+    // Queued admission (ADR 0030). sync: an admitted buyer waits for the database's decision. queued: every
+    // admitted buyer is answered 202 with a ticket and decided by the queue's writers. auto: queued only
+    // while a decision waits longer than QUEUE_AFTER_WAIT_MS for this instance's database slots. queued
+    // and auto need Kafka (KAFKA_BROKERS); with Kafka away, admitted buyers wait for their decision.
+    PURCHASE_ADMISSION: z.enum(["sync", "queued", "auto"]).default("sync"),
+    QUEUE_AFTER_WAIT_MS: int(200, 0),
+    // A queued buyer's reservation and ticket: beyond the queue's worst wait (QUEUE_MAX_BACKLOG at the
+    // writers' pace).
+    QUEUE_RESERVATION_TTL_MS: int(600_000),
+    QUEUE_MAX_BACKLOG: int(100_000),
+    QUEUE_SEND_TIMEOUT_MS: int(2000),
+    QUEUE_PARTITIONS: int(12),
+    // With KAFKA_BROKERS, this instance also decides queued buyers, with up to DB_MAX_IN_FLIGHT
+    // transactions of its own: off for instances that only admit.
+    QUEUE_WRITER: z.enum(["on", "off"]).default("on"),
+    // Buyers following their tickets (GET /v1/tickets/{key}?wait=…) held at once by this instance.
+    TICKET_MAX_WAITERS: int(10_000),
+    ...kafkaFields,
+    KAFKA_BROKERS: kafkaFields.KAFKA_BROKERS.optional(),
   })
   .refine(
     (config) =>
@@ -51,7 +79,12 @@ const purchaseApiConfigSchema = z
   .refine((config) => config.AUTH_JWT_SECRET !== config.ADMIN_JWT_SECRET, {
     path: ["ADMIN_JWT_SECRET"],
     message: "must differ from AUTH_JWT_SECRET",
-  });
+  })
+  .refine((config) => config.PURCHASE_ADMISSION === "sync" || config.KAFKA_BROKERS !== undefined, {
+    path: ["PURCHASE_ADMISSION"],
+    message: "queues buyers on Kafka: needs KAFKA_BROKERS",
+  })
+  .transform(kafkaSasl);
 
 export type PurchaseApiConfig = z.infer<typeof purchaseApiConfigSchema>;
 

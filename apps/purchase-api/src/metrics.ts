@@ -1,5 +1,5 @@
 import type { Logger } from "@flashgate/logger";
-import type { PurchaseObserver } from "@flashgate/sale";
+import type { PurchaseObserver, QueueWriterObserver } from "@flashgate/sale";
 import { createFastHistogram } from "@flashgate/telemetry";
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 
@@ -41,7 +41,41 @@ export function createMetrics() {
     labelNames: ["dependency", "operation"],
     registers: [registry],
   });
-  return { registry, requestDuration, admissions, transactions, reservations, overloaded, dependencyErrors };
+  const queued = new Counter({
+    name: "flashgate_purchase_queued_total",
+    help: "Buyers put on the purchase queue and answered 202 with a ticket",
+    registers: [registry],
+  });
+  const queueBacklog = new Gauge({
+    name: "flashgate_purchase_queue_backlog",
+    help: "Queued buyers the writers have not decided, as this instance last read it",
+    registers: [registry],
+  });
+  const queueDecided = createFastHistogram({
+    name: "flashgate_purchase_queue_wait_seconds",
+    help: "From a buyer's place in the queue to the writer's decision, by outcome (CREATED, REFUSED)",
+    labelNames: ["outcome"],
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [registry],
+  });
+  const queueUndecided = new Counter({
+    name: "flashgate_purchase_queue_undecided_total",
+    help: "Queued buyers the writer could not decide yet (the database away, an unknown outcome): handed again",
+    registers: [registry],
+  });
+  return {
+    registry,
+    requestDuration,
+    admissions,
+    transactions,
+    reservations,
+    overloaded,
+    dependencyErrors,
+    queued,
+    queueBacklog,
+    queueDecided,
+    queueUndecided,
+  };
 }
 
 /**
@@ -55,6 +89,7 @@ export function purchaseObserver(metrics: Metrics, logger: Logger): PurchaseObse
     transaction: (outcome) => metrics.transactions.inc({ outcome }),
     reservations: (delta) => metrics.reservations.inc(delta),
     overloaded: () => metrics.overloaded.inc(),
+    queued: () => metrics.queued.inc(),
     dependencyFailed(dependency, operation, error) {
       metrics.dependencyErrors.inc({ dependency, operation });
       const key = `${dependency}:${operation}`;
@@ -74,3 +109,18 @@ export function purchaseObserver(metrics: Metrics, logger: Logger): PurchaseObse
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** The queue writer's observer: its transactions counted with the purchases', its waits, its retries (logged at most once a second). */
+export function writerObserver(metrics: Metrics, logger: Logger): QueueWriterObserver {
+  let lastLogged = 0;
+  return {
+    transaction: (outcome) => metrics.transactions.inc({ outcome }),
+    decided: (outcome, waitedMs) => metrics.queueDecided.observe({ outcome }, waitedMs / 1000),
+    undecided(error) {
+      metrics.queueUndecided.inc();
+      if (Date.now() - lastLogged < 1000) return;
+      lastLogged = Date.now();
+      logger.warn({ err: error }, "a queued buyer left undecided for now");
+    },
+  };
+}

@@ -8,11 +8,13 @@ import { placePurchase } from "./routes/place-purchase.ts";
 import { ownPurchase } from "./routes/purchases.ts";
 import { serviceOperations } from "./routes/service.ts";
 import { skuView } from "./routes/sku-view.ts";
+import { followTicket } from "./routes/tickets.ts";
 
 /** Every route the API serves, as each route's file declares it. */
 export const operations: Operation[] = [
   placePurchase,
   ownPurchase,
+  followTicket,
   skuView,
   paymentCallback,
   ...Object.values(adminOperations),
@@ -99,7 +101,7 @@ export function openApiDocument() {
       parameters: (operation.parameters ?? []).map((p) => ({
         name: p.name,
         in: p.in,
-        required: true,
+        required: p.in !== "query",
         description: p.description,
         schema: { type: "string", pattern: p.pattern },
       })),

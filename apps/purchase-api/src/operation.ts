@@ -16,7 +16,7 @@ export interface Operation {
   path: string;
   summary: string;
   security: Security;
-  parameters?: { name: string; in: "path" | "header"; pattern: string; description: string }[];
+  parameters?: { name: string; in: "path" | "header" | "query"; pattern: string; description: string }[];
   body?: z.ZodType;
   responses: Record<
     number,

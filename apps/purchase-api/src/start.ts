@@ -1,11 +1,23 @@
 import { once } from "node:events";
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
-import { redisClient, withScripts } from "@flashgate/cache";
+import { setTimeout as sleep } from "node:timers/promises";
+import { type FlashgateRedis, redisClient, withScripts } from "@flashgate/cache";
 import { createPool, warmPool } from "@flashgate/db";
+import {
+  createQueueProducer,
+  ensurePurchaseQueue,
+  followQueueBacklog,
+  type Kafka,
+  kafkaClient,
+  runQueueWriter,
+} from "@flashgate/kafka";
 import type { Logger } from "@flashgate/logger";
+import { createQueueWriter } from "@flashgate/sale";
+import type { Pool } from "mysql2/promise";
 import { createApp } from "./app.ts";
 import type { PurchaseApiConfig } from "./config.ts";
+import { type Metrics, writerObserver } from "./metrics.ts";
 import { createHttpServer } from "./server.ts";
 
 /**
@@ -50,7 +62,20 @@ export async function startPurchaseApi(
   await warmPool(pool, config.DB_POOL_SIZE).catch((error) =>
     logger.warn({ err: error.message }, "database not reachable yet"),
   );
-  const app = createApp({ config, redis, subscriber, pool, readPool, probePool, logger });
+  const kafka =
+    config.KAFKA_BROKERS &&
+    kafkaClient(config.KAFKA_BROKERS.split(","), `flashgate-purchase-api-${process.pid}`, logger, {
+      caFile: config.KAFKA_CA_FILE,
+      sasl: config.KAFKA_SASL,
+    });
+  const queue =
+    kafka && config.PURCHASE_ADMISSION !== "sync" ? queueAdmission(kafka, config, logger) : undefined;
+  const app = createApp({ config, redis, subscriber, pool, readPool, probePool, logger, queue });
+  if (queue) setInterval(() => app.metrics.queueBacklog.set(queue.backlog()), 1000).unref();
+  const writer =
+    kafka && config.QUEUE_WRITER === "on"
+      ? startWriter(kafka, config, { redis, pool, metrics: app.metrics, logger })
+      : undefined;
   const server = createHttpServer(app.listener, {
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
@@ -80,6 +105,8 @@ export async function startPurchaseApi(
       new Promise<void>((done) =>
         server.close(async () => {
           metricsServer?.close();
+          await writer?.stop().catch(() => {});
+          await queue?.stop().catch(() => {});
           await pool.end().catch(() => {});
           await readPool.end().catch(() => {});
           await probePool.end().catch(() => {});
@@ -97,4 +124,76 @@ async function listenForMetrics(listener: RequestListener, port: number, host: s
   server.listen({ port, host });
   await once(server, "listening");
   return server;
+}
+
+/**
+ * Where this instance queues buyers (PURCHASE_ADMISSION queued or auto, ADR 0030): the queue's producer,
+ * and its backlog read every second. Kafka away at start is not fatal: buyers wait for their decision
+ * until it answers.
+ */
+function queueAdmission(kafka: Kafka, config: PurchaseApiConfig, logger: Logger) {
+  void ensurePurchaseQueue(kafka, config.QUEUE_PARTITIONS).catch((error) =>
+    logger.warn({ err: error.message }, "the purchase queue's topic not checked: Kafka not reachable yet"),
+  );
+  const producer = createQueueProducer(kafka, {
+    sendTimeoutMs: config.QUEUE_SEND_TIMEOUT_MS,
+    pauseMs: 1000,
+    maxBatch: config.DB_MAX_BATCH,
+    logger,
+  });
+  const backlog = followQueueBacklog(kafka, 1000, logger);
+  return {
+    send: producer.send,
+    backlog: backlog.backlog,
+    async stop() {
+      await backlog.stop();
+      await producer.close();
+    },
+  };
+}
+
+/**
+ * The queue's writer in this instance (QUEUE_WRITER, ADR 0030), with up to DB_MAX_IN_FLIGHT transactions
+ * of its own. Kafka away at start is waited out: it joins the writers' group once Kafka answers.
+ */
+function startWriter(
+  kafka: Kafka,
+  config: PurchaseApiConfig,
+  deps: { redis: FlashgateRedis; pool: Pool; metrics: Metrics; logger: Logger },
+) {
+  const { logger } = deps;
+  const decide = createQueueWriter({
+    ...deps,
+    batch: {
+      maxSize: config.DB_MAX_BATCH,
+      maxConcurrent: config.DB_MAX_IN_FLIGHT,
+      gatherMs: config.DB_BATCH_GATHER_MS,
+    },
+    observer: writerObserver(deps.metrics, logger),
+  });
+  let stopped = false;
+  const started = (async () => {
+    while (!stopped) {
+      try {
+        await ensurePurchaseQueue(kafka, config.QUEUE_PARTITIONS);
+        const writer = await runQueueWriter(kafka, {
+          decide,
+          partitionsAtOnce: 4,
+          retryPauseMs: 500,
+          logger,
+        });
+        logger.info("purchase queue writer running");
+        return writer;
+      } catch (error) {
+        logger.warn({ err: (error as Error).message }, "purchase queue writer not started; retrying");
+        await sleep(2000);
+      }
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await (await started)?.stop();
+    },
+  };
 }

@@ -32,6 +32,8 @@ export {
   type SkuKeys,
   skuKeys,
   skuRef,
+  ticketKey,
+  ticketOutcomesChannel,
   unitsBackChannel,
 } from "./keys.ts";
 export { type Lease, takeLease } from "./lease.ts";
@@ -46,3 +48,4 @@ export {
 } from "./reserve.ts";
 export { type FlashgateRedis, reserveKeyCount, scriptSource, withScripts } from "./scripts.ts";
 export { type CachedSku, type PublicSkuState, publicState, readCachedSku } from "./sku-view.ts";
+export { forgetTicket, readTicket, recordOutcomes, recordQueued } from "./tickets.ts";

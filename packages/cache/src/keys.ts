@@ -90,6 +90,15 @@ export const binlogSourceKey = "fg:binlog-source";
  */
 export const unitsBackChannel = "fg:units-back";
 
+/**
+ * A queued purchase's ticket (ADR 0030), by its user and Idempotency-Key: QUEUED from the moment the
+ * buyer is put on the queue, then what the writer decided. Its own slot per user.
+ */
+export const ticketKey = (userId: string, requestId: string) => `fg:ticket:{${userId}}:${requestId}`;
+
+/** Published ("<user id> <request id>") when a ticket's outcome is recorded, so that its waiters wake. */
+export const ticketOutcomesChannel = "fg:ticket-outcomes";
+
 /** Keys of an ended sale linger this long for the back-office, then expire. */
 export const endedGraceMs = 24 * 3600 * 1000;
 

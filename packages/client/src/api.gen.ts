@@ -35,6 +35,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tickets/{requestId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the caller's purchase under that Idempotency-Key stands: queued, created or refused */
+        get: operations["getV1TicketsRequestId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/activities/{activityId}/skus/{skuId}": {
         parameters: {
             query?: never;
@@ -273,6 +290,59 @@ export interface operations {
                     };
                 };
             };
+            /** @description Queued (ADR 0030): the buyer holds a place in line and a unit is held for them, which survives any one process or broker dying; nothing is sold until the ticket says CREATED. Follow it at Location */
+            202: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The buyer's Idempotency-Key: the ticket's name */
+                        requestId: string;
+                        /**
+                         * @description QUEUED: in line, its unit held for it, not yet sold; CREATED: the order exists; REFUSED: no order
+                         * @enum {string}
+                         */
+                        state: "QUEUED" | "CREATED" | "REFUSED";
+                        activityId: number;
+                        skuId: number;
+                        /**
+                         * Format: date-time
+                         * @description When the buyer was put in line (absent if never queued)
+                         */
+                        queuedAt?: string;
+                        /** Format: date-time */
+                        decidedAt?: string;
+                        /** @description The order as it was created, once CREATED (GET /v1/purchases/{requestId} for its state now) */
+                        order?: {
+                            /** @description The order's id: payments and the back-office name the order by it */
+                            orderId: string;
+                            /** @description The buyer's Idempotency-Key; unique per user */
+                            requestId: string;
+                            activityId: number;
+                            skuId: number;
+                            userId: number;
+                            /** @enum {string} */
+                            state: "PENDING" | "PAID" | "CLOSED";
+                            amountCents: number;
+                            currency: string;
+                            /**
+                             * Format: date-time
+                             * @description A PENDING order not paid by then is closed and its unit returned
+                             */
+                            expiresAt: string;
+                        };
+                        /** @description Why there is no order, once REFUSED: the code a purchase's problem would carry */
+                        refusal?: {
+                            code: string;
+                            detail: string;
+                            /** @description The status the purchase would have been answered with at once */
+                            status: number;
+                        };
+                    };
+                };
+            };
             /** @description INVALID_REQUEST */
             400: {
                 headers: {
@@ -438,6 +508,148 @@ export interface operations {
                          * @description A PENDING order not paid by then is closed and its unit returned
                          */
                         expiresAt: string;
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** Format: uri */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /** @enum {string} */
+                        code: "UNAUTHORIZED";
+                        traceId: string;
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** Format: uri */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        traceId: string;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** Format: uri */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE";
+                        traceId: string;
+                    };
+                };
+            };
+        };
+    };
+    getV1TicketsRequestId: {
+        parameters: {
+            query?: {
+                /** @description Seconds (at most 30) to hold the answer while the purchase is still queued: it comes as soon as it is decided */
+                wait?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the Idempotency-Key */
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The purchase's standing */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The buyer's Idempotency-Key: the ticket's name */
+                        requestId: string;
+                        /**
+                         * @description QUEUED: in line, its unit held for it, not yet sold; CREATED: the order exists; REFUSED: no order
+                         * @enum {string}
+                         */
+                        state: "QUEUED" | "CREATED" | "REFUSED";
+                        activityId: number;
+                        skuId: number;
+                        /**
+                         * Format: date-time
+                         * @description When the buyer was put in line (absent if never queued)
+                         */
+                        queuedAt?: string;
+                        /** Format: date-time */
+                        decidedAt?: string;
+                        /** @description The order as it was created, once CREATED (GET /v1/purchases/{requestId} for its state now) */
+                        order?: {
+                            /** @description The order's id: payments and the back-office name the order by it */
+                            orderId: string;
+                            /** @description The buyer's Idempotency-Key; unique per user */
+                            requestId: string;
+                            activityId: number;
+                            skuId: number;
+                            userId: number;
+                            /** @enum {string} */
+                            state: "PENDING" | "PAID" | "CLOSED";
+                            amountCents: number;
+                            currency: string;
+                            /**
+                             * Format: date-time
+                             * @description A PENDING order not paid by then is closed and its unit returned
+                             */
+                            expiresAt: string;
+                        };
+                        /** @description Why there is no order, once REFUSED: the code a purchase's problem would carry */
+                        refusal?: {
+                            code: string;
+                            detail: string;
+                            /** @description The status the purchase would have been answered with at once */
+                            status: number;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** Format: uri */
+                        type: string;
+                        title: string;
+                        status: number;
+                        detail: string;
+                        /** @enum {string} */
+                        code: "INVALID_REQUEST";
+                        traceId: string;
                     };
                 };
             };

@@ -59,6 +59,32 @@ const problem = (status: number, code: string, headers: Record<string, string> =
 const dropConnection = (request: IncomingMessage) => request.socket.destroy();
 
 describe("the typed client", () => {
+  it("follows a queued purchase (202) with long polls on its ticket to the order, or to the refusal as a problem", async () => {
+    const queued = { requestId: "key-00000001", state: "QUEUED", activityId: 1, skuId: 2 };
+    const server = await scripted([
+      json(202, queued, { location: "/v1/tickets/key-00000001" }),
+      json(200, queued),
+      json(200, { ...queued, state: "CREATED", order }),
+      json(202, { ...queued, requestId: "key-00000002" }),
+      json(200, {
+        ...queued,
+        requestId: "key-00000002",
+        state: "REFUSED",
+        refusal: { code: "ACTIVITY_NOT_OPEN", detail: "the sale is not open", status: 409 },
+      }),
+    ]);
+    const client = createClient({ baseUrl: server.url, token: "user-token" });
+    const bought = await client.purchase({ activityId: 1, skuId: 2 }, "key-00000001");
+    expect(bought).toEqual({ order, created: true, queued: true, idempotencyKey: "key-00000001" });
+    expect(server.seen.slice(1).map((request) => request.url)).toEqual([
+      "/v1/tickets/key-00000001?wait=20",
+      "/v1/tickets/key-00000001?wait=20",
+    ]);
+    const refused = await client.purchase({ activityId: 1, skuId: 2 }, "key-00000002").catch((e) => e);
+    expect(refused).toBeInstanceOf(ApiProblem);
+    expect([refused.status, refused.code]).toEqual([409, "ACTIVITY_NOT_OPEN"]);
+  });
+
   it("retries a 503 and a lost connection with the same Idempotency-Key, honouring Retry-After", async () => {
     const server = await scripted([
       problem(503, "UNAVAILABLE", { "retry-after": "1" }),
@@ -71,6 +97,7 @@ describe("the typed client", () => {
     expect(result).toEqual({
       order,
       created: true,
+      queued: false,
       idempotencyKey: expect.stringMatching(/^[A-Za-z0-9_-]{8,64}$/),
     });
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
@@ -92,6 +119,7 @@ describe("the typed client", () => {
     ).toEqual({
       order,
       created: false,
+      queued: false,
       idempotencyKey: "my-key-0001",
     });
     const down = await scripted([problem(503, "UNAVAILABLE"), problem(503, "UNAVAILABLE"), json(201, order)]);

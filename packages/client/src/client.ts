@@ -19,6 +19,7 @@ type RequestBody<Path extends keyof paths, Method extends keyof paths[Path]> = p
   : never;
 
 export type Order = Json<"/v1/purchases", "post", 201>;
+export type PurchaseTicket = Json<"/v1/tickets/{requestId}", "get", 200>;
 export type SkuView = Json<"/v1/activities/{activityId}/skus/{skuId}", "get", 200>;
 export type Activity = RequestBody<"/admin/v1/activities/{activityId}", "put">;
 export type Sku = RequestBody<"/admin/v1/activities/{activityId}/skus/{skuId}", "put">;
@@ -104,7 +105,7 @@ export function createClient(options: ClientOptions) {
   async function call<T>(
     method: string,
     path: string,
-    init: { body?: unknown; headers?: Record<string, string>; retry: boolean },
+    init: { body?: unknown; headers?: Record<string, string>; retry: boolean; timeoutMs?: number },
   ): Promise<{ status: number; body: T }> {
     const bearer = token();
     const startedAt = Date.now();
@@ -125,7 +126,7 @@ export function createClient(options: ClientOptions) {
             ...init.headers,
           },
           body: init.body === undefined ? undefined : JSON.stringify(init.body),
-          signal: AbortSignal.timeout(timeoutMs),
+          signal: AbortSignal.timeout(init.timeoutMs ?? timeoutMs),
         });
       } catch (error) {
         seen("network");
@@ -151,20 +152,39 @@ export function createClient(options: ClientOptions) {
   }
 
   const sku = (activityId: number, skuId: number) => `/activities/${activityId}/skus/${skuId}`;
+  const ticketOf = async (idempotencyKey: string, waitS = 0) =>
+    (
+      await call<PurchaseTicket>("GET", `/v1/tickets/${idempotencyKey}?wait=${waitS}`, {
+        retry: true,
+        // A long poll answers when the purchase is decided, or after waitS: not a slow server.
+        timeoutMs: timeoutMs + waitS * 1000,
+      })
+    ).body;
   return {
-    /** Buys one unit. `created` is false when the key had already placed this order (a retry). */
+    /**
+     * Buys one unit. `created` is false when the key had already placed this order (a retry). A buyer
+     * the API queued (202) is followed to their outcome: the order, or the refusal as an ApiProblem;
+     * `queued` says they waited in line.
+     */
     async purchase(
       item: { activityId: number; skuId: number },
       idempotencyKey = newIdempotencyKey(),
-    ): Promise<{ order: Order; created: boolean; idempotencyKey: string }> {
-      const { status, body } = await call<Order>("POST", "/v1/purchases", {
+    ): Promise<{ order: Order; created: boolean; queued: boolean; idempotencyKey: string }> {
+      const { status, body } = await call<Order | PurchaseTicket>("POST", "/v1/purchases", {
         // The SKU alone: the API refuses any other field, and a caller's object may carry more.
         body: { activityId: item.activityId, skuId: item.skuId },
         headers: { "idempotency-key": idempotencyKey },
         retry: true,
       });
-      return { order: body, created: status === 201, idempotencyKey };
+      if (status !== 202)
+        return { order: body as Order, created: status === 201, queued: false, idempotencyKey };
+      let ticket = body as PurchaseTicket;
+      while (ticket.state === "QUEUED") ticket = await ticketOf(idempotencyKey, 20);
+      if (ticket.refusal) throw new ApiProblem(ticket.refusal.status, ticket.refusal);
+      return { order: ticket.order as Order, created: true, queued: true, idempotencyKey };
     },
+    /** Where the caller's purchase under a key stands, waiting up to `waitS` seconds while it is queued. */
+    ticketOf,
     /** The caller's purchase under a key. */
     purchaseOf: async (idempotencyKey: string) =>
       (await call<Order>("GET", `/v1/purchases/${idempotencyKey}`, { retry: true })).body,

@@ -8,6 +8,7 @@ export {
   type FlashgateClient,
   newIdempotencyKey,
   type Order,
+  type PurchaseTicket,
   type Restocked,
   type SavedActivity,
   type SavedSku,

@@ -22,3 +22,39 @@ export const appFields = (defaultPort: number) => ({
 export const databaseFields = {
   DATABASE_URL: z.string().startsWith("mysql://", "must be a mysql:// URL"),
 };
+
+/**
+ * Where an app reaches Kafka and, where the listener asks (Kubernetes: the app's KafkaUser over TLS),
+ * its user, password and the CA that signed the brokers' certificates (TLS when set). `kafkaSasl`
+ * turns the three SASL fields into one.
+ */
+export const kafkaFields = {
+  KAFKA_BROKERS: z.string().regex(/^[\w.-]+:\d+(,[\w.-]+:\d+)*$/, "must be host:port[,host:port…]"),
+  KAFKA_SASL_MECHANISM: z.enum(["scram-sha-512", "scram-sha-256"]).optional(),
+  KAFKA_USERNAME: z.string().min(1).optional(),
+  KAFKA_PASSWORD: z.string().min(1).optional(),
+  KAFKA_CA_FILE: z.string().min(1).optional(),
+};
+
+interface KafkaSaslFields {
+  KAFKA_SASL_MECHANISM?: "scram-sha-512" | "scram-sha-256";
+  KAFKA_USERNAME?: string;
+  KAFKA_PASSWORD?: string;
+}
+
+/** A config's SASL fields as one (`KAFKA_SASL`), or an issue when the mechanism lacks its user. */
+export function kafkaSasl<T extends KafkaSaslFields>(
+  { KAFKA_SASL_MECHANISM: mechanism, KAFKA_USERNAME: username, KAFKA_PASSWORD: password, ...config }: T,
+  ctx: z.RefinementCtx,
+) {
+  if (mechanism && !(username && password))
+    ctx.addIssue({
+      code: "custom",
+      path: ["KAFKA_SASL_MECHANISM"],
+      message: "needs KAFKA_USERNAME and KAFKA_PASSWORD",
+    });
+  return {
+    ...config,
+    KAFKA_SASL: mechanism && username && password ? { mechanism, username, password } : undefined,
+  };
+}

@@ -1,3 +1,3 @@
-export { appFields, databaseFields, int, port, secret } from "./fields.ts";
+export { appFields, databaseFields, int, kafkaFields, kafkaSasl, port, secret } from "./fields.ts";
 export { ConfigError, parseConfig } from "./parse.ts";
 export { defaultPorts } from "./ports.ts";

@@ -10,7 +10,6 @@ export { consumerGroup, type RunningConsumer, startConsumer } from "./consumer.t
 export { createDatabaseWatch } from "./database-watch.ts";
 export { createDeadLetterSink, type DeadLetterSink } from "./dead-letters.ts";
 export { createDriftCheck } from "./drift-check.ts";
-export { type KafkaSecurity, kafkaClient } from "./kafka.ts";
 export { createLostCommits, lostCommitGroupPrefix } from "./lost-commits.ts";
 export { createMaintainerMetrics, type MaintainerMetrics } from "./metrics.ts";
 export { createRebuilder, type Rebuilder } from "./rebuild.ts";

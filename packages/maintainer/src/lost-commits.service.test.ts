@@ -10,13 +10,13 @@ import {
 } from "@flashgate/cache";
 import { topics } from "@flashgate/cdc";
 import { binlogCoordinates, createPool, lostChanges, readBinlogSource } from "@flashgate/db";
+import { kafkaClient } from "@flashgate/kafka";
 import { createLogger } from "@flashgate/logger";
 import { createSale, fastDatabaseUrl, fastRedisUrl, freshIds } from "@flashgate/testkit";
 import { Redis } from "ioredis";
 import type { Pool } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApplier, type InboundRecord } from "./applier.ts";
-import { kafkaClient } from "./kafka.ts";
 import { createLostCommits } from "./lost-commits.ts";
 import { createMaintainerMetrics } from "./metrics.ts";
 

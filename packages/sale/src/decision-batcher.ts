@@ -204,7 +204,11 @@ export function createDecisionBatcher(deps: {
     return decision;
   }
 
-  return { decide };
+  return {
+    decide,
+    /** How long the longest-waiting buyer has waited for a transaction (ms), 0 with nobody waiting. */
+    oldestWaitMs: () => (waiting.length === 0 ? 0 : performance.now() - waiting[0].since),
+  };
 }
 
 /** The decision as a request told of an order it did not create. */

@@ -12,9 +12,12 @@ export {
 export {
   createPurchaseService,
   type PurchaseObserver,
+  type PurchaseQueueOptions,
   type PurchaseService,
 } from "./purchase.ts";
+export { createQueueWriter, type QueueWriterObserver } from "./queue-writer.ts";
 export {
+  type DecidedResult,
   type PurchaseResult,
   type Refusal,
   type RefusalCode,
@@ -23,3 +26,5 @@ export {
 } from "./refusals.ts";
 export { createSkuWindows, type SkuWindow } from "./sku-window.ts";
 export { createSoldOutShortcut } from "./sold-out-shortcut.ts";
+export type { Ticket } from "./ticket.ts";
+export { createTicketService, type TicketService, type TicketStanding } from "./tickets.ts";

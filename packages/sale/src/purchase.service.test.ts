@@ -47,6 +47,7 @@ function recorder() {
     overloaded: () => {
       seen.overloaded += 1;
     },
+    queued: () => {},
     dependencyFailed: (dependency, operation) => seen.failures.push(`${dependency} ${operation}`),
   };
   return { seen, observer };

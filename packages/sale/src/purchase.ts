@@ -1,10 +1,13 @@
 import {
   type FastPathLimits,
   type FlashgateRedis,
+  forgetTicket,
   lookupDirectory,
   type RedisClient,
   type ReserveOutcome,
+  readTicket,
   rebuildQueueKey,
+  recordQueued,
   releaseReservation,
   reserveUnit,
   skuRef,
@@ -19,20 +22,25 @@ import {
   type PurchaseInput,
   soldOutBuyers,
 } from "@flashgate/db";
+import type { QueuedBuyer } from "@flashgate/kafka";
 import type { Pool } from "mysql2/promise";
 import { createDecisionBatcher, type TransactionOutcome } from "./decision-batcher.ts";
+import { decisionResult, holdsItsUnit } from "./decision-outcome.ts";
 import { OverloadedError, type OverloadGuard } from "./overload-guard.ts";
 import { type PurchaseResult, refusals } from "./refusals.ts";
 import { createSkuWindows } from "./sku-window.ts";
 import { createSoldOutShortcut, followUnitsBack } from "./sold-out-shortcut.ts";
+import { decodeTicket, encodeTicket, type Ticket } from "./ticket.ts";
 
-type Dependency = "redis" | "database";
+type Dependency = "redis" | "database" | "kafka";
 
 export interface PurchaseObserver {
   transaction(outcome: TransactionOutcome): void;
   reservations(delta: number): void;
   /** A buyer was answered 503 because this instance had no database slot for them (the overload guard). */
   overloaded(): void;
+  /** A buyer was put on the purchase queue and answered with their ticket. */
+  queued(): void;
   /** A dependency failed and the buyer was answered 503 (or a cleanup was skipped): count it and log it. */
   dependencyFailed(dependency: Dependency, operation: string, error: unknown): void;
 }
@@ -58,44 +66,31 @@ export interface PurchaseServiceOptions {
    * the sold-out shortcut stays off: every request asks Redis.
    */
   subscriber?: RedisClient;
+  /** Where admitted buyers go instead of waiting for the database (ADR 0030); none: they always wait. */
+  queue?: PurchaseQueueOptions;
   observer?: PurchaseObserver;
+}
+
+/** Queued admission (ADR 0030). */
+export interface PurchaseQueueOptions {
+  /** queued: every admitted buyer is queued; auto: those admitted while a decision waits past `afterWaitMs`. */
+  mode: "queued" | "auto";
+  afterWaitMs: number;
+  /** How long a queued buyer's reservation (and ticket) lasts: beyond the queue's worst wait. */
+  reservationTtlMs: number;
+  /** Buyers the writers have not decided, beyond which nobody more is queued (503 with Retry-After). */
+  maxBacklog: number;
+  send(buyer: QueuedBuyer): Promise<void>;
+  backlog(): number;
 }
 
 const noObserver: PurchaseObserver = {
   transaction: () => {},
   reservations: () => {},
   overloaded: () => {},
+  queued: () => {},
   dependencyFailed: () => {},
 };
-
-/**
- * Whether the reservation stays until CDC applies the order (apply.lua then removes it): it must, for
- * as long as it is the only sign in Redis that this user's order holds a unit — a new order, or the
- * still-unapplied order of an earlier attempt with the same key.
- */
-const holdsItsUnit = (decision: PurchaseDecision, reservation: "counted" | "inherited") =>
-  decision.kind === "created" ||
-  (decision.kind === "replayed" && reservation === "inherited" && decision.order.state !== "CLOSED");
-
-/** What the buyer is told of a database decision. */
-function decisionResult(decision: PurchaseDecision): PurchaseResult {
-  switch (decision.kind) {
-    case "created":
-      return { kind: "CREATED", order: decision.order };
-    case "replayed":
-      return { kind: "REPLAYED", order: decision.order };
-    case "sold_out":
-      return refusals.soldOut;
-    case "not_open":
-      return refusals.notOpen;
-    case "unknown_sku":
-      return refusals.unknownSku;
-    case "already_purchased":
-      return refusals.alreadyPurchased;
-    case "key_reused":
-      return refusals.keyReused;
-  }
-}
 
 export function createPurchaseService(options: PurchaseServiceOptions) {
   const { redis, pool, guard, limits } = options;
@@ -119,9 +114,15 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
     return refusals.overloaded;
   };
 
-  async function fastPath(request: PurchaseInput): Promise<ReserveOutcome | "REDIS_DOWN"> {
+  const { queue } = options;
+  const queuedLimits = queue && { ...limits, reservationTtlMs: queue.reservationTtlMs };
+  /** Whether the buyer about to be admitted goes to the queue rather than wait for a decision. */
+  const queueing = () =>
+    queue !== undefined && (queue.mode === "queued" || batcher.oldestWaitMs() > queue.afterWaitMs);
+
+  async function fastPath(request: PurchaseInput, queued: boolean): Promise<ReserveOutcome | "REDIS_DOWN"> {
     try {
-      return await reserveUnit(redis, request, limits);
+      return await reserveUnit(redis, request, queued && queuedLimits ? queuedLimits : limits);
     } catch (error) {
       observer.dependencyFailed("redis", "reserve", error);
       return "REDIS_DOWN";
@@ -235,16 +236,67 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
     }
   }
 
-  async function throughRedis(request: PurchaseInput): Promise<PurchaseResult> {
-    const fast = await fastPath(request);
+  /**
+   * An admitted buyer put on the queue, their ticket written first so that it is there to read once
+   * they hear of it. A full queue refuses them; a queue that does not take them sends them to the
+   * database at once (a second delivery of a send that seemed lost is idempotent on their key).
+   */
+  async function enqueue(
+    request: PurchaseInput,
+    queue: PurchaseQueueOptions,
+    traceId: string,
+  ): Promise<PurchaseResult> {
+    const giveUp = async (refusal: PurchaseResult) => {
+      await releaseReservation(redis, request).catch((error) =>
+        observer.dependencyFailed("redis", "release", error),
+      );
+      observer.reservations(-1);
+      return refusal;
+    };
+    if (queue.backlog() >= queue.maxBacklog) return giveUp(refusals.queueFull);
+    const { userId, requestId, activityId, skuId } = request;
+    const ticket: Ticket = { state: "QUEUED", activityId, skuId, queuedAtMs: Date.now() };
+    try {
+      await recordQueued(redis, userId, requestId, encodeTicket(ticket), queue.reservationTtlMs);
+    } catch (error) {
+      observer.dependencyFailed("redis", "ticket", error);
+      return giveUp(refusals.cacheDown);
+    }
+    try {
+      await queue.send({ ...request, queuedAtMs: ticket.queuedAtMs, traceId });
+    } catch (error) {
+      observer.dependencyFailed("kafka", "enqueue", error);
+      await forgetTicket(redis, userId, requestId).catch((err) =>
+        observer.dependencyFailed("redis", "ticket", err),
+      );
+      return decide(request, "counted");
+    }
+    observer.queued();
+    return { kind: "QUEUED", requestId, ticket };
+  }
+
+  /** The same key again while its ticket is in line: the same ticket, never a second place. */
+  async function stillQueued(request: PurchaseInput): Promise<PurchaseResult | undefined> {
+    const stored = await readTicket(redis, request.userId, request.requestId).catch((error) => {
+      observer.dependencyFailed("redis", "ticket", error);
+      return null;
+    });
+    const ticket = stored === null ? undefined : decodeTicket(stored);
+    return ticket?.state === "QUEUED" ? { kind: "QUEUED", requestId: request.requestId, ticket } : undefined;
+  }
+
+  async function throughRedis(request: PurchaseInput, traceId: string): Promise<PurchaseResult> {
+    const queued = queueing();
+    const fast = await fastPath(request, queued);
     if (fast === "REDIS_DOWN") return refusals.cacheDown;
     switch (fast.outcome) {
       case "RESERVED":
         observer.reservations(1);
-        return decide(request, "counted");
+        return queued && queue ? enqueue(request, queue, traceId) : decide(request, "counted");
       case "IN_FLIGHT":
         // The same key again while its first attempt is unresolved: the transaction is idempotent on the key.
-        if (fast.requestId === request.requestId) return decide(request, "inherited");
+        if (fast.requestId === request.requestId)
+          return (queue && (await stillQueued(request))) ?? decide(request, "inherited");
         return refusals.purchaseInProgress;
       case "SOLD_OUT":
         soldOut.soldOut(request.activityId, request.skuId);
@@ -267,8 +319,8 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
      * A result at once when this process already knows it (a storm's sold-out answer: no promise to
      * wait for), else the fast path and, for a plausible buyer, the database.
      */
-    purchase(request: PurchaseInput): PurchaseResult | Promise<PurchaseResult> {
-      return answerLocally(request) ?? throughRedis(request);
+    purchase(request: PurchaseInput, traceId = ""): PurchaseResult | Promise<PurchaseResult> {
+      return answerLocally(request) ?? throughRedis(request, traceId);
     },
     missingSku,
     /** A buyer's own order by their key. */

@@ -1,4 +1,5 @@
 import type { Order } from "@flashgate/db";
+import type { Ticket } from "./ticket.ts";
 
 /** The codes a refused purchase carries: the API answers each as the problem of that code. */
 export const refusalCodes = [
@@ -38,6 +39,16 @@ export const refusals = {
     detail: "the stock stayed locked by other transactions; retry with the same Idempotency-Key",
     retryAfterS: 1,
   },
+  queueFull: {
+    kind: "UNAVAILABLE",
+    detail: "the purchase queue is full; retry with the same Idempotency-Key",
+    retryAfterS: 5,
+  },
+  standingUnread: {
+    kind: "UNAVAILABLE",
+    detail: "where this purchase stands cannot be read now",
+    retryAfterS: 1,
+  },
   rebuilding: { kind: "UNAVAILABLE", detail: "this SKU's cache is being rebuilt", retryAfterS: 1 },
   outcomeUnknown: {
     kind: "UNAVAILABLE",
@@ -46,5 +57,11 @@ export const refusals = {
   },
 } as const satisfies Record<string, Refusal>;
 
-/** What a buyer is told: their order, new or already placed with this key, or a refusal. */
-export type PurchaseResult = { kind: "CREATED" | "REPLAYED"; order: Order } | Refusal;
+/**
+ * What a buyer is told: their order, new or already placed with this key, their place in the queue
+ * (its ticket, ADR 0030), or a refusal.
+ */
+export type PurchaseResult = DecidedResult | { kind: "QUEUED"; requestId: string; ticket: Ticket };
+
+/** What the database decided for a buyer: their order, or a refusal. */
+export type DecidedResult = { kind: "CREATED" | "REPLAYED"; order: Order } | Refusal;

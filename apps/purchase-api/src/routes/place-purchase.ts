@@ -10,7 +10,9 @@ import type { Metrics } from "../metrics.ts";
 import { keyPattern, type Operation } from "../operation.ts";
 import { orderJson, orderSchema } from "../order-json.ts";
 import { ApiError, errorReply, problemReply, type Reply } from "../problem.ts";
+import { ticketJson, ticketSchema } from "../ticket-json.ts";
 import { traceIdOf } from "../trace.ts";
+import { ticketLocation } from "./tickets.ts";
 
 const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const purchaseBody = z.strictObject({ activityId: id, skuId: id });
@@ -33,6 +35,12 @@ export const placePurchase = {
   responses: {
     201: { description: "The order, created", schema: orderSchema, headers: ["Location"] },
     200: { description: "The order this key already placed", schema: orderSchema },
+    202: {
+      description:
+        "Queued (ADR 0030): the buyer holds a place in line and a unit is held for them, which survives any one process or broker dying; nothing is sold until the ticket says CREATED. Follow it at Location",
+      schema: ticketSchema,
+      headers: ["Location"],
+    },
   },
   problems: ["INVALID_REQUEST", "UNAUTHORIZED", "PAYLOAD_TOO_LARGE", ...refusalCodes],
 } satisfies Operation;
@@ -45,9 +53,15 @@ const orderReply = (result: { order: Parameters<typeof orderJson>[0] }, status: 
   return { status, headers, body: JSON.stringify(order) };
 };
 
-/** An order (201 new, 200 the key's own again) or the refusal's problem. */
+/** An order (201 new, 200 the key's own again), a ticket (202 queued) or the refusal's problem. */
 function resultReply(result: PurchaseResult, traceId: string): Reply {
   if ("order" in result) return orderReply(result, result.kind === "CREATED" ? 201 : 200);
+  if (result.kind === "QUEUED")
+    return {
+      status: 202,
+      headers: { "content-type": "application/json", location: ticketLocation(result.requestId) },
+      body: JSON.stringify(ticketJson(result.requestId, { ticket: result.ticket })),
+    };
   return problemReply(result.kind, result.detail, traceId, result.retryAfterS);
 }
 
@@ -90,7 +104,7 @@ export function placePurchaseHandler(deps: {
       return;
     }
     const decide = (user: string, raw: string) =>
-      purchases.purchase({ requestId, userId: user, ...parseJson(raw, purchaseBody) });
+      purchases.purchase({ requestId, userId: user, ...parseJson(raw, purchaseBody) }, traceId);
     // A token known at once (the shared secret's, one seen before) costs nothing more; one whose key is
     // being fetched goes with the body, so that its refusal is never a rejection left unhandled.
     const decided =

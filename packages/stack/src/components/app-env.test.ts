@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { silentProgress } from "../progress.ts";
 import { stackContext } from "../stack.ts";
-import { appEnvOf } from "./app.ts";
+import { appEnv, appEnvOf } from "./app.ts";
 
 describe("each app is started with the secrets it uses and no others", () => {
   const ctx = stackContext({
@@ -39,10 +39,11 @@ describe("each app is started with the secrets it uses and no others", () => {
     expect(Object.values(maintainer).some((value) => value.includes(ctx.secrets.appDbPassword))).toBe(false);
   });
 
-  it("the purchase-api holds the three it verifies with, and its port", () => {
+  it("the purchase-api holds the three it verifies with, and its port; Kafka's brokers (its queue) but not Connect", () => {
     const env = appEnvOf("purchase-api", ctx, 18080);
     expect(holds(env)).toEqual(secrets);
     expect(env.PORT).toBe("18080");
-    expect(env.KAFKA_BROKERS).toBeUndefined();
+    expect(env.KAFKA_BROKERS).toBe(appEnv(ctx).KAFKA_BROKERS);
+    expect(env.KAFKA_CONNECT_URL).toBeUndefined();
   });
 });

@@ -51,6 +51,8 @@ const appNeeds = {
   "purchase-api": [
     "DATABASE_URL",
     "REDIS_URL",
+    // The purchase queue (ADR 0030): its writer, and its admission where PURCHASE_ADMISSION asks.
+    "KAFKA_BROKERS",
     "AUTH_JWT_SECRET",
     "ADMIN_JWT_SECRET",
     "PAYMENT_WEBHOOK_SECRET",

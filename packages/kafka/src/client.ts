@@ -25,8 +25,8 @@ requestQueue.prototype.scheduleCheckPendingRequests = function (this: { pending:
 };
 
 /**
- * The maintainer's Kafka client (kafkajs, ADR 0019), its own log lines written through the maintainer's
- * logger. Its warnings and errors only: a consumer's joins and fetches at info are the maintainer's
+ * A Kafka client (kafkajs, ADR 0019), its own log lines written through the app's
+ * logger. Its warnings and errors only: a consumer's joins and fetches at info are the app's
  * own lines to write.
  */
 export function kafkaClient(
@@ -51,7 +51,7 @@ export function kafkaClient(
   });
 }
 
-/** How the maintainer proves itself to Kafka, where the listener asks (Kubernetes: a KafkaUser over TLS). */
+/** How an app proves itself to Kafka, where the listener asks (Kubernetes: a KafkaUser over TLS). */
 export interface KafkaSecurity {
   /** The CA the brokers' certificates are signed by: TLS to the brokers when given. */
   caFile?: string;

@@ -1,9 +1,9 @@
 import { createLogger } from "@flashgate/logger";
 import { stackEnv } from "@flashgate/testkit";
 import { describe, expect, it } from "vitest";
-import { kafkaClient } from "../src/kafka.ts";
+import { kafkaClient } from "../src/client.ts";
 
-describe("the maintainer's Kafka client", () => {
+describe("the Kafka client", () => {
   it("sets no timer while its connections are idle", async () => {
     const kafka = kafkaClient(
       stackEnv().KAFKA_BROKERS.split(","),

@@ -1,0 +1,12 @@
+export type { Kafka } from "kafkajs";
+export { type KafkaSecurity, kafkaClient } from "./client.ts";
+export {
+  createQueueProducer,
+  ensurePurchaseQueue,
+  followQueueBacklog,
+  purchaseQueue,
+  type QueuedBuyer,
+  type QueueProducer,
+  QueueUnavailableError,
+  runQueueWriter,
+} from "./purchase-queue.ts";

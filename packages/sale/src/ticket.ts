@@ -1,0 +1,24 @@
+import type { Order } from "@flashgate/db";
+
+/**
+ * Where a queued purchase stands (ADR 0030): in line, or decided — the order as the writer created it,
+ * or the refusal's code and words.
+ */
+export type Ticket = { activityId: number; skuId: number; queuedAtMs: number } & (
+  | { state: "QUEUED" }
+  | { state: "CREATED"; order: Order; decidedAtMs: number }
+  | { state: "REFUSED"; code: string; detail: string; decidedAtMs: number }
+);
+
+export const encodeTicket = (ticket: Ticket): string => JSON.stringify(ticket);
+
+/** A ticket as stored; an order's dates come back as dates. */
+export function decodeTicket(stored: string): Ticket {
+  const ticket = JSON.parse(stored) as Ticket;
+  if (ticket.state !== "CREATED") return ticket;
+  const { createdAt, expiresAt } = ticket.order as unknown as Record<"createdAt" | "expiresAt", string>;
+  return {
+    ...ticket,
+    order: { ...ticket.order, createdAt: new Date(createdAt), expiresAt: new Date(expiresAt) },
+  };
+}
