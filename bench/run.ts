@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only decision,storm,firstsecond,bots,drift,lag,micro,flood,topology,bigstock,catalogue,cdc,openloop]
+// npm run bench [-- --quick] [-- --only decision,storm,firstsecond,bots,queued,drift,lag,micro,flood,topology,bigstock,catalogue,cdc,openloop]
 //   [-- --naive] [-- --processes N]
 // One run, one report: bench/results/<start>[-quick][-only-…]/RESULTS.md from this run's results alone, and
 // for a full run bench/RESULTS.md. --naive adds the baselines' naive versions as extra rows.
@@ -14,6 +14,7 @@ import {
   type RunningSystem,
   type Systems,
   startFlashgate,
+  startFlashgateQueued,
   startHello,
   startMysqlOnly,
   startRedisTruth,
@@ -29,6 +30,7 @@ import { floodScenario } from "./scenarios/flood.ts";
 import { lagScenario } from "./scenarios/lag.ts";
 import { microScenario } from "./scenarios/micro.ts";
 import { openLoop } from "./scenarios/open-loop.ts";
+import { queuedScenario } from "./scenarios/queued.ts";
 import { storm } from "./scenarios/storm.ts";
 import { topologyScenario } from "./scenarios/topology.ts";
 
@@ -157,6 +159,41 @@ try {
     };
     process.stderr.write(`▸ bots beside buyers ${JSON.stringify(profile)}\n`);
     save("bots", await bots(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
+  }
+  if (wanted("queued")) {
+    const profile = {
+      ...(quick
+        ? {
+            stepMs: 1000,
+            warmupMs: 500,
+            connections: 500,
+            startRate: 2000,
+            minRate: 250,
+            tries: 1,
+            resolution: 0.5,
+          }
+        : {
+            stepMs: 2000,
+            warmupMs: 1000,
+            connections: 1000,
+            startRate: 1000,
+            minRate: 60,
+            tries: 2,
+            resolution: 0.05,
+          }),
+      factor: 2,
+      maxRate: 40_000,
+      rounds,
+    };
+    process.stderr.write(
+      `▸ queued admission beside deciding at once and Redis-as-truth ${JSON.stringify(profile)}\n`,
+    );
+    const queued = await startFlashgateQueued(env, processes);
+    try {
+      save("queued", await queuedScenario(systems, queued, pool, redis, env.AUTH_JWT_SECRET, profile));
+    } finally {
+      await queued.stop();
+    }
   }
   if (wanted("bigstock")) {
     const profile = {

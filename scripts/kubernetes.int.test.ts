@@ -12,12 +12,20 @@ import {
   workerGarbageCollector,
   workerSettings,
 } from "@flashgate/connect";
+import { purchaseQueue } from "@flashgate/kafka";
 import { dashboardRedisUser } from "@flashgate/stack";
 import { mergePatch } from "@flashgate/testkit/strimzi-operator";
 import { Ajv } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { connectFile, connectUser, connectYaml, debeziumPluginSha512, maintainerUser } from "./kubernetes.ts";
+import {
+  connectFile,
+  connectUser,
+  connectYaml,
+  debeziumPluginSha512,
+  maintainerUser,
+  purchaseApiUser,
+} from "./kubernetes.ts";
 import { type KubernetesObject, policyViolations } from "./kubernetes-policy.ts";
 import { strictKubernetes } from "./kubernetes-strict.ts";
 import { type StrimziKind, strictly, strimziSchemas } from "./strimzi-schemas.ts";
@@ -307,7 +315,7 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
     }
   });
 
-  it("lets only Connect write the CDC topics: the maintainer's KafkaUser reads them, its group and its one-off groups, and writes dead letters", () => {
+  it("lets only Connect write the CDC topics: the maintainer's KafkaUser reads them, its group and its one-off groups, and writes dead letters; the purchase API's its queue and nothing else", () => {
     type Acl = { resource: { type: string; name?: string; patternType?: string }; operations: string[] };
     const aclsOf = (user: string) =>
       rendered.find((r) => r.kind === "KafkaUser" && r.metadata.name === user)?.spec as {
@@ -333,8 +341,89 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
       { type: "group", name: "flashgate-cache-maintainer", patternType: "literal" },
       { type: "group", name: "flashgate-lost-commits-", patternType: "prefix" },
     ]);
+    // The purchase queue (ADR 0030): the API's writers read it and commit in their group, its admission
+    // writes it and reads the backlog; no Create (the KafkaTopic is the operator's), no other user on it.
+    expect(aclsOf(purchaseApiUser).authorization.acls).toEqual([
+      {
+        resource: { type: "topic", name: purchaseQueue.topic, patternType: "literal" },
+        operations: ["Read", "Write", "Describe"],
+      },
+      {
+        resource: { type: "group", name: purchaseQueue.writerGroup, patternType: "literal" },
+        operations: ["Read", "Describe"],
+      },
+    ]);
     for (const user of [connectUser, maintainerUser])
+      expect(
+        aclsOf(user).authorization.acls.some((acl) => acl.resource.name === purchaseQueue.topic),
+        user,
+      ).toBe(false);
+    for (const user of [connectUser, maintainerUser, purchaseApiUser])
       expect(aclsOf(user).authentication.type).toBe("scram-sha-512");
+  });
+
+  it("gives each app that dials Kafka its own KafkaUser over TLS: its name, its password from the user operator's Secret, the cluster CA mounted, and a place among the listener's peers", () => {
+    type Env = { name: string; value?: string; valueFrom?: Record<string, { name: string; key: string }> };
+    const kafka = rendered.find((r) => r.kind === "Kafka") as Resource;
+    const [listener] = (
+      kafka.spec as {
+        kafka: {
+          listeners: {
+            port: number;
+            networkPolicyPeers: { podSelector: { matchLabels: Record<string, string> } }[];
+          }[];
+        };
+      }
+    ).kafka.listeners;
+    const config = rendered.find(
+      (r) => r.kind === "ConfigMap" && r.metadata.name === "flashgate-config",
+    ) as Resource & { data: Record<string, string> };
+    expect(config.data.KAFKA_BROKERS).toBe(`flashgate-kafka-bootstrap:${listener.port}`);
+    const clients = rendered.filter(
+      (r) =>
+        r.kind === "Deployment" &&
+        (podOf(r).containers[0] as unknown as { env: Env[] }).env.some((e) => e.name === "KAFKA_BROKERS"),
+    );
+    expect(clients.map((d) => d.metadata.name).sort()).toEqual(["cache-maintainer", "purchase-api"]);
+    const users = new Set<string>();
+    for (const deployment of clients) {
+      const name = deployment.metadata.name;
+      const { template } = deployment.spec as {
+        template: { metadata: { labels: Record<string, string> }; spec: PodSpec };
+      };
+      const container = template.spec.containers[0] as Container & { env: Env[] };
+      const env = Object.fromEntries(container.env.map((e) => [e.name, e]));
+      expect(env.KAFKA_BROKERS.valueFrom, name).toEqual({
+        configMapKeyRef: { name: "flashgate-config", key: "KAFKA_BROKERS" },
+      });
+      expect(env.KAFKA_SASL_MECHANISM.value, name).toBe("scram-sha-512");
+      const user = env.KAFKA_USERNAME.value as string;
+      users.add(user);
+      expect(
+        rendered.find((r) => r.kind === "KafkaUser" && r.metadata.name === user),
+        `${name}: KafkaUser ${user}`,
+      ).toBeDefined();
+      expect(env.KAFKA_PASSWORD.valueFrom, name).toEqual({ secretKeyRef: { name: user, key: "password" } });
+      const mount = container.volumeMounts?.find((m) =>
+        env.KAFKA_CA_FILE.value?.startsWith(`${m.mountPath}/`),
+      );
+      const volume = (
+        template.spec.volumes as { name: string; secret?: { secretName: string; items: object[] } }[]
+      ).find((v) => v.name === mount?.name);
+      expect(volume?.secret, name).toEqual({
+        secretName: "flashgate-cluster-ca-cert",
+        items: [{ key: "ca.crt", path: env.KAFKA_CA_FILE.value?.slice(`${mount?.mountPath}/`.length) }],
+      });
+      expect(
+        listener.networkPolicyPeers.some(({ podSelector }) =>
+          Object.entries(podSelector.matchLabels).every(
+            ([key, value]) => template.metadata.labels[key] === value,
+          ),
+        ),
+        `${name} among the listener's peers`,
+      ).toBe(true);
+    }
+    expect(users.size).toBe(clients.length);
   });
 
   it("pins the Debezium plugin by the SHA-512 of the artifact Maven Central serves for connectors/pom.xml's version", () => {
@@ -440,10 +529,13 @@ describe("deploy/kubernetes", { timeout: 300_000 }, () => {
     );
   });
 
-  it("gives the CDC topics the partitions and replication of the cluster topology", () => {
+  it("gives the CDC topics and the purchase queue the partitions and replication of the cluster topology", () => {
     const topics = rendered.filter((r) => r.kind === "KafkaTopic").map((t) => t.spec);
     expect(topics).toContainEqual(
       expect.objectContaining({ topicName: "flashgate.sale", partitions: 6, replicas: 3 }),
+    );
+    expect(topics).toContainEqual(
+      expect.objectContaining({ topicName: purchaseQueue.topic, partitions: 12, replicas: 3 }),
     );
     for (const topic of topics)
       expect(topic).toMatchObject({ replicas: 3, config: { "min.insync.replicas": 2 } });

@@ -1,7 +1,8 @@
 // npm run kubernetes:connect — writes deploy/kubernetes/base/connect.yaml: Kafka Connect, the Debezium
-// connector and the CDC topics as Strimzi resources, from the files the local stack runs (the connector's
-// config, the Debezium version of connectors/pom.xml, the topic layout of @flashgate/cdc), so the two
-// cannot drift: a test fails when the committed file differs from what this writes.
+// connector, the topics and the KafkaUsers as Strimzi resources, from the files the local stack runs (the
+// connector's config, the Debezium version of connectors/pom.xml, the topic layout of @flashgate/cdc and
+// the purchase queue's of @flashgate/kafka), so the two cannot drift: a test fails when the committed file
+// differs from what this writes.
 import { readFileSync, writeFileSync } from "node:fs";
 import { topicPartitions, topics } from "@flashgate/cdc";
 import {
@@ -12,6 +13,7 @@ import {
   workerSettings,
 } from "@flashgate/connect";
 import { debeziumDbUser } from "@flashgate/db";
+import { purchaseQueue } from "@flashgate/kafka";
 import { consumerGroup, lostCommitGroupPrefix } from "@flashgate/maintainer";
 import { stringify } from "yaml";
 
@@ -24,6 +26,7 @@ const bootstrap = `${cluster}-kafka-bootstrap:9093`;
 const clusterCaSecret = `${cluster}-cluster-ca-cert`;
 export const connectUser = `${cluster}-connect`;
 export const maintainerUser = "cache-maintainer";
+export const purchaseApiUser = "purchase-api";
 /**
  * Where Strimzi's build fetches the connector plugin: Maven Central's layout, on the repository or mirror
  * the cluster may reach (the overlay names it). The plugin's SHA-512 pins it: a test checks it against the
@@ -182,6 +185,8 @@ export function connectResources() {
     topic(topics.heartbeat, topicPartitions),
     topic(topics.deadLetters, topicPartitions),
     topic(history, 1, { "retention.ms": -1 }),
+    // The purchase queue (ADR 0030): the operator's, so that the API's user needs no Create.
+    topic(purchaseQueue.topic, purchaseQueue.partitions),
     // Only Connect writes the CDC topics; the maintainers read them and write dead letters only.
     kafkaUser(connectUser, [
       acl("group", `${cluster}-connect`, ["Read", "Describe"]),
@@ -210,6 +215,11 @@ export function connectResources() {
       acl("group", consumerGroup, ["Read", "Describe"]),
       // The lost-commit check's one-off groups, deleted after use.
       acl("group", lostCommitGroupPrefix, ["Read", "Describe", "Delete"], "prefix"),
+    ]),
+    // The purchase queue (ADR 0030): its writer reads and commits, its admission writes and reads the backlog.
+    kafkaUser(purchaseApiUser, [
+      acl("topic", purchaseQueue.topic, ["Read", "Write", "Describe"]),
+      acl("group", purchaseQueue.writerGroup, ["Read", "Describe"]),
     ]),
   ];
 }

@@ -3,6 +3,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } fro
 import { join } from "node:path";
 import { repoRoot } from "@flashgate/stack";
 import { type DecisionResult, decisionGoals } from "../scenarios/decision.ts";
+import { type QueuedResult, queuedGoals } from "../scenarios/queued.ts";
 import {
   median,
   openLoopRows,
@@ -95,6 +96,7 @@ function goalsTable(results: Results): string[] {
       values: openRatio("bigstock", "redis-as-truth"),
       target: 1,
     },
+    ...queuedGoals(results.queued?.data as QueuedResult | undefined),
     {
       what: "first second of a sale: flashgate's answers 5xx or never answered",
       values: ((results.firstsecond?.data.results ?? []) as ResultRow[])

@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type DecisionResult, decisionSection } from "../scenarios/decision.ts";
+import { type QueuedResult, queuedSection } from "../scenarios/queued.ts";
 import { percentile } from "./load.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: rows of our own result files, written a few lines away
@@ -679,6 +680,7 @@ export const scenarioSections = (results: Results, folder: string): string[] => 
   ...stormSections(results, folder),
   ...firstSecondSection(results),
   ...botsSection(results),
+  ...queuedSection(results.queued?.data as QueuedResult | undefined),
   ...bigStockSection(results),
   ...catalogueSection(results),
   ...driftSection(results),

@@ -159,6 +159,22 @@ export async function startFlashgate(env: Record<string, string>, processes: num
   };
 }
 
+/**
+ * flashgate in queued admission (ADR 0030): `processes` APIs that answer every admitted buyer 202 and
+ * decide them through the purchase queue, their writers in the same processes; the CDC path is the
+ * synchronous design's maintainers' on the same stack.
+ */
+export async function startFlashgateQueued(env: Record<string, string>, processes: number) {
+  return startProcesses(
+    "flashgate, queued",
+    "flashgate",
+    "apps/purchase-api/src/main.ts",
+    { ...env, PURCHASE_ADMISSION: "queued", HTTP_MAX_CONNECTIONS_PER_ADDRESS: "10000" },
+    "/readyz",
+    processes,
+  );
+}
+
 /** MySQL-only at its strongest: group commit and a memory of sold-out SKUs (`naive`: a transaction per request). */
 export const startMysqlOnly = (env: Record<string, string>, processes: number, naive = false) =>
   startProcesses(

@@ -71,8 +71,8 @@ export async function* designRounds(
   secret: string,
   size: { units: number; requests: number; connections: number },
   rounds: number,
+  designs: RunningSystem[] = systems.designs,
 ): AsyncGenerator<Turn> {
-  const designs = systems.designs;
   const warm = new Set<RunningSystem>();
   for (let round = 1; round <= rounds; round++)
     for (let place = 1; place <= designs.length; place++) {

@@ -204,7 +204,8 @@ export async function runQueueWriter(
     groupId: purchaseQueue.writerGroup,
     sessionTimeout: 10_000,
     heartbeatInterval: 1000,
-    maxWaitTimeInMs: 50,
+    // A fetch waits this long only while the queue is empty: a buyer put on it is fetched at once.
+    maxWaitTimeInMs: 1000,
     allowAutoTopicCreation: false,
   });
   consumer.on(consumer.events.CRASH, ({ payload }) =>
