@@ -1,4 +1,4 @@
-import type { FlashgateRedis } from "@flashgate/cache";
+import { type FlashgateRedis, skuKeys } from "@flashgate/cache";
 import type { Pool } from "mysql2/promise";
 import { machineSettled } from "../lib/env.ts";
 import { percentile } from "../lib/load.ts";
@@ -74,12 +74,17 @@ export async function queuedScenario(
     const answeredAtMs = Math.round(clock());
     const inMySqlWhenAnswered = await unitsSold(pool, sale);
     // Every admitted buyer's order in MySQL: counted where every admission was (no warm-up); else once
-    // MySQL's count holds still (a queue's writers, or Redis-as-truth's, done with the step).
+    // MySQL's count holds still (Redis-as-truth's writer done with the step) and, for the queue, once no
+    // buyer of the sale holds a reservation (each decided, and applied or freed).
     let last = -1;
+    const reservations = skuKeys(sale.activityId, sale.skuId).reservations;
     const everyOrderAtMs = await settledAt(
       async () => {
         const sold = await unitsSold(pool, sale);
-        const done = warmupMs === 0 ? sold >= admissionsOf(load) : sold === last;
+        const done =
+          warmupMs === 0
+            ? sold >= admissionsOf(load)
+            : sold === last && (system !== queued || (await redis.zcard(reservations)) === 0);
         last = sold;
         return done;
       },

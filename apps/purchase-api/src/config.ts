@@ -61,6 +61,12 @@ const purchaseApiConfigSchema = z
     // With KAFKA_BROKERS, this instance also decides queued buyers, with up to DB_MAX_IN_FLIGHT
     // transactions of its own: off for instances that only admit.
     QUEUE_WRITER: z.enum(["on", "off"]).default("on"),
+    // A writer takes a partition's buyers once its newest has been in line QUEUE_WRITER_QUIET_MS, and holds
+    // off while buyers arrive faster than QUEUE_WRITER_YIELD_ABOVE a second (0: never), so that a rush's
+    // admissions keep the machine — until its oldest buyer has waited QUEUE_WRITER_MAX_DEFER_MS.
+    QUEUE_WRITER_QUIET_MS: int(250, 0),
+    QUEUE_WRITER_YIELD_ABOVE: int(1000, 0),
+    QUEUE_WRITER_MAX_DEFER_MS: int(5000, 0),
     // Buyers following their tickets (GET /v1/tickets/{key}?wait=…) held at once by this instance.
     TICKET_MAX_WAITERS: int(10_000),
     ...kafkaFields,

@@ -10,6 +10,7 @@ import {
   followQueueBacklog,
   type Kafka,
   kafkaClient,
+  type QueueBacklog,
   runQueueWriter,
 } from "@flashgate/kafka";
 import type { Logger } from "@flashgate/logger";
@@ -68,13 +69,16 @@ export async function startPurchaseApi(
       caFile: config.KAFKA_CA_FILE,
       sasl: config.KAFKA_SASL,
     });
-  const queue =
-    kafka && config.PURCHASE_ADMISSION !== "sync" ? queueAdmission(kafka, config, logger) : undefined;
+  const queueing = config.PURCHASE_ADMISSION !== "sync";
+  const writing = config.QUEUE_WRITER === "on";
+  // The queue's backlog and arrival rate: where this instance queues buyers, and where its writer yields.
+  const backlog = kafka && (queueing || writing) ? followQueueBacklog(kafka, 1000, logger) : undefined;
+  const queue = kafka && backlog && queueing ? queueAdmission(kafka, backlog, config, logger) : undefined;
   const app = createApp({ config, redis, subscriber, pool, readPool, probePool, logger, queue });
-  if (queue) setInterval(() => app.metrics.queueBacklog.set(queue.backlog()), 1000).unref();
+  if (backlog) setInterval(() => app.metrics.queueBacklog.set(backlog.backlog()), 1000).unref();
   const writer =
-    kafka && config.QUEUE_WRITER === "on"
-      ? startWriter(kafka, config, { redis, pool, metrics: app.metrics, logger })
+    kafka && backlog && writing
+      ? startWriter(kafka, backlog, config, { redis, pool, metrics: app.metrics, logger })
       : undefined;
   const server = createHttpServer(app.listener, {
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
@@ -107,6 +111,7 @@ export async function startPurchaseApi(
           metricsServer?.close();
           await writer?.stop().catch(() => {});
           await queue?.stop().catch(() => {});
+          await backlog?.stop().catch(() => {});
           await pool.end().catch(() => {});
           await readPool.end().catch(() => {});
           await probePool.end().catch(() => {});
@@ -127,11 +132,10 @@ async function listenForMetrics(listener: RequestListener, port: number, host: s
 }
 
 /**
- * Where this instance queues buyers (PURCHASE_ADMISSION queued or auto, ADR 0030): the queue's producer,
- * and its backlog read every second. Kafka away at start is not fatal: buyers wait for their decision
- * until it answers.
+ * Where this instance queues buyers (PURCHASE_ADMISSION queued or auto, ADR 0030): the queue's producer
+ * and its backlog. Kafka away at start is not fatal: buyers wait for their decision until it answers.
  */
-function queueAdmission(kafka: Kafka, config: PurchaseApiConfig, logger: Logger) {
+function queueAdmission(kafka: Kafka, backlog: QueueBacklog, config: PurchaseApiConfig, logger: Logger) {
   void ensurePurchaseQueue(kafka, config.QUEUE_PARTITIONS).catch((error) =>
     logger.warn({ err: error.message }, "the purchase queue's topic not checked: Kafka not reachable yet"),
   );
@@ -141,23 +145,17 @@ function queueAdmission(kafka: Kafka, config: PurchaseApiConfig, logger: Logger)
     maxBatch: config.DB_MAX_BATCH,
     logger,
   });
-  const backlog = followQueueBacklog(kafka, 1000, logger);
-  return {
-    send: producer.send,
-    backlog: backlog.backlog,
-    async stop() {
-      await backlog.stop();
-      await producer.close();
-    },
-  };
+  return { send: producer.send, backlog: backlog.backlog, stop: () => producer.close() };
 }
 
 /**
  * The queue's writer in this instance (QUEUE_WRITER, ADR 0030), with up to DB_MAX_IN_FLIGHT transactions
- * of its own. Kafka away at start is waited out: it joins the writers' group once Kafka answers.
+ * of its own, holding off while buyers arrive faster than QUEUE_WRITER_YIELD_ABOVE a second. Kafka away
+ * at start is waited out: it joins the writers' group once Kafka answers.
  */
 function startWriter(
   kafka: Kafka,
+  backlog: QueueBacklog,
   config: PurchaseApiConfig,
   deps: { redis: FlashgateRedis; pool: Pool; metrics: Metrics; logger: Logger },
 ) {
@@ -180,6 +178,12 @@ function startWriter(
           decide,
           partitionsAtOnce: 4,
           retryPauseMs: 500,
+          yieldToArrivals: () =>
+            config.QUEUE_WRITER_YIELD_ABOVE > 0 &&
+            backlog.arrivalsPerSecond() > config.QUEUE_WRITER_YIELD_ABOVE,
+          yieldAbove: config.QUEUE_WRITER_YIELD_ABOVE,
+          quietMs: config.QUEUE_WRITER_QUIET_MS,
+          maxDeferMs: config.QUEUE_WRITER_MAX_DEFER_MS,
           logger,
         });
         logger.info("purchase queue writer running");

@@ -5,6 +5,7 @@ export {
   ensurePurchaseQueue,
   followQueueBacklog,
   purchaseQueue,
+  type QueueBacklog,
   type QueuedBuyer,
   type QueueProducer,
   QueueUnavailableError,

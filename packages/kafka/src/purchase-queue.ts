@@ -145,11 +145,14 @@ export type QueueProducer = ReturnType<typeof createQueueProducer>;
 
 /**
  * How many queued buyers the writers have not decided (the queue's end minus the writers' committed
- * offsets), read every `intervalMs`; the last figure read stands while Kafka does not answer.
+ * offsets), and how fast buyers arrived on it over the last read, read every `intervalMs`; the last
+ * figures read stand while Kafka does not answer.
  */
 export function followQueueBacklog(kafka: Kafka, intervalMs: number, logger: Logger) {
   const admin = kafka.admin();
   let backlog = 0;
+  let arrivalsPerSecond = 0;
+  let lastEnd: { total: number; at: number } | undefined;
   let connected = false;
   async function read() {
     if (!connected) {
@@ -165,6 +168,9 @@ export function followQueueBacklog(kafka: Kafka, intervalMs: number, logger: Log
       const from = decidedTo.get(end.partition) ?? -1;
       return sum + Number(end.high) - (from >= 0 ? from : Number(end.low));
     }, 0);
+    const end = { total: ends.reduce((sum, e) => sum + Number(e.high), 0), at: performance.now() };
+    if (lastEnd) arrivalsPerSecond = ((end.total - lastEnd.total) * 1000) / Math.max(1, end.at - lastEnd.at);
+    lastEnd = end;
   }
   let stopped = false;
   const loop = (async () => {
@@ -177,6 +183,7 @@ export function followQueueBacklog(kafka: Kafka, intervalMs: number, logger: Log
   })();
   return {
     backlog: () => backlog,
+    arrivalsPerSecond: () => arrivalsPerSecond,
     async stop() {
       stopped = true;
       await loop;
@@ -185,10 +192,16 @@ export function followQueueBacklog(kafka: Kafka, intervalMs: number, logger: Log
   };
 }
 
+export type QueueBacklog = ReturnType<typeof followQueueBacklog>;
+
 /**
  * The queue's writer: its partitions' buyers handed to `decide` a batch at a time, which answers how
  * many of them, from the first, are decided and told; only those are committed. The rest are handed
  * again after `retryPauseMs` (the database away, an unknown outcome) while this writer holds the partition.
+ * A batch waits until its newest buyer has been in line `quietMs`, and while buyers arrive faster than
+ * `yieldAbove` a second — its own buyers' pace, or the queue's (`yieldToArrivals`) — until its first buyer
+ * has waited `maxDeferMs`: a rush's admissions keep the machine, and its buyers are decided after it in
+ * few, large transactions (ADR 0030).
  */
 export async function runQueueWriter(
   kafka: Kafka,
@@ -196,6 +209,10 @@ export async function runQueueWriter(
     decide: (buyers: QueuedBuyer[]) => Promise<number>;
     partitionsAtOnce: number;
     retryPauseMs: number;
+    yieldToArrivals: () => boolean;
+    yieldAbove: number;
+    quietMs: number;
+    maxDeferMs: number;
     logger: Logger;
   },
 ) {
@@ -227,6 +244,16 @@ export async function runQueueWriter(
             { partition: batch.partition, offset: message.offset },
             "a malformed queued buyer skipped",
           );
+      }
+      const oldest = buyers[0]?.buyer.queuedAtMs ?? Date.now();
+      while (
+        options.yieldToArrivals() &&
+        Date.now() - oldest < options.maxDeferMs &&
+        isRunning() &&
+        !isStale()
+      ) {
+        await sleep(Math.min(100, options.maxDeferMs - (Date.now() - oldest)));
+        await heartbeat();
       }
       let done = 0;
       while (done < buyers.length && isRunning() && !isStale()) {
