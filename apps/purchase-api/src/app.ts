@@ -43,7 +43,7 @@ export interface AppDeps {
   logger: Logger;
   metrics?: Metrics;
   /** The purchase queue, where PURCHASE_ADMISSION queues buyers (ADR 0030). */
-  queue?: Pick<PurchaseQueueOptions, "send" | "backlog">;
+  queue?: Pick<PurchaseQueueOptions, "send" | "accepting" | "backlog">;
 }
 
 export function createApp(deps: AppDeps) {
@@ -54,6 +54,7 @@ export function createApp(deps: AppDeps) {
     maxQueue: config.DB_MAX_QUEUE,
     maxWaitMs: config.DB_QUEUE_TIMEOUT_MS,
   });
+  const observer = purchaseObserver(metrics, logger);
   const purchases = createPurchaseService({
     redis,
     pool,
@@ -82,7 +83,7 @@ export function createApp(deps: AppDeps) {
             maxBacklog: config.QUEUE_MAX_BACKLOG,
           }
         : undefined,
-    observer: purchaseObserver(metrics, logger),
+    observer,
   });
   const tickets = createTicketService({ redis, readPool, subscriber, maxWaiters: config.TICKET_MAX_WAITERS });
   const claimRules = { issuer: config.JWT_ISSUER, audience: config.JWT_AUDIENCE };
@@ -117,7 +118,10 @@ export function createApp(deps: AppDeps) {
   const guards: Guards = { user: requireUser(verifyUser), admin: requireAdmin(verifyAdmin, verifyUser) };
   app.route("/", docsRoutes(openApiDocument));
   app.route("/", purchaseRoutes(purchases, guards));
-  app.route("/", ticketRoutes(tickets, guards));
+  app.route(
+    "/",
+    ticketRoutes(tickets, guards, (error) => observer.dependencyFailed("redis", "ticket-standing", error)),
+  );
   const views = createViewCache(config.VIEW_CACHE_MS);
   app.route("/", skuViewRoutes({ redis, purchases, views }));
   app.route(

@@ -8,6 +8,7 @@ import {
   parseConfig,
   secret,
 } from "@flashgate/config";
+import { purchaseQueue } from "@flashgate/kafka";
 import { z } from "zod";
 
 const purchaseApiConfigSchema = z
@@ -57,7 +58,7 @@ const purchaseApiConfigSchema = z
     QUEUE_RESERVATION_TTL_MS: int(600_000),
     QUEUE_MAX_BACKLOG: int(100_000),
     QUEUE_SEND_TIMEOUT_MS: int(2000),
-    QUEUE_PARTITIONS: int(12),
+    QUEUE_PARTITIONS: int(purchaseQueue.partitions),
     // With KAFKA_BROKERS, this instance also decides queued buyers, with up to DB_MAX_IN_FLIGHT
     // transactions of its own: off for instances that only admit.
     QUEUE_WRITER: z.enum(["on", "off"]).default("on"),
@@ -67,8 +68,9 @@ const purchaseApiConfigSchema = z
     QUEUE_WRITER_QUIET_MS: int(250, 0),
     QUEUE_WRITER_YIELD_ABOVE: int(1000, 0),
     QUEUE_WRITER_MAX_DEFER_MS: int(5000, 0),
-    // Buyers following their tickets (GET /v1/tickets/{key}?wait=…) held at once by this instance.
-    TICKET_MAX_WAITERS: int(10_000),
+    // Buyers following their tickets (GET /v1/tickets/{key}?wait=…) held at once by this instance: well
+    // below HTTP_MAX_CONNECTIONS, so that long polls never take the sockets purchases need.
+    TICKET_MAX_WAITERS: int(2_000),
     ...kafkaFields,
     KAFKA_BROKERS: kafkaFields.KAFKA_BROKERS.optional(),
   })

@@ -15,7 +15,6 @@ import {
 } from "@flashgate/kafka";
 import type { Logger } from "@flashgate/logger";
 import { createQueueWriter } from "@flashgate/sale";
-import type { Pool } from "mysql2/promise";
 import { createApp } from "./app.ts";
 import type { PurchaseApiConfig } from "./config.ts";
 import { type Metrics, writerObserver } from "./metrics.ts";
@@ -78,7 +77,7 @@ export async function startPurchaseApi(
   if (backlog) setInterval(() => app.metrics.queueBacklog.set(backlog.backlog()), 1000).unref();
   const writer =
     kafka && backlog && writing
-      ? startWriter(kafka, backlog, config, { redis, pool, metrics: app.metrics, logger })
+      ? startWriter(kafka, backlog, config, { redis, metrics: app.metrics, logger })
       : undefined;
   const server = createHttpServer(app.listener, {
     headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
@@ -145,23 +144,34 @@ function queueAdmission(kafka: Kafka, backlog: QueueBacklog, config: PurchaseApi
     maxBatch: config.DB_MAX_BATCH,
     logger,
   });
-  return { send: producer.send, backlog: backlog.backlog, stop: () => producer.close() };
+  return {
+    send: producer.send,
+    accepting: producer.accepting,
+    backlog: backlog.backlog,
+    stop: () => producer.close(),
+  };
 }
 
 /**
- * The queue's writer in this instance (QUEUE_WRITER, ADR 0030), with up to DB_MAX_IN_FLIGHT transactions
- * of its own, holding off while buyers arrive faster than QUEUE_WRITER_YIELD_ABOVE a second. Kafka away
- * at start is waited out: it joins the writers' group once Kafka answers.
+ * The queue's writer in this instance (QUEUE_WRITER, ADR 0030): up to DB_MAX_IN_FLIGHT transactions on a
+ * pool of its own (the synchronous path's waits stay bounded by its guard), holding off while buyers arrive
+ * faster than QUEUE_WRITER_YIELD_ABOVE a second. Kafka away at start, or a consumer kafkajs gave up on, is
+ * waited out: it joins the writers' group again once Kafka answers.
  */
 function startWriter(
   kafka: Kafka,
   backlog: QueueBacklog,
   config: PurchaseApiConfig,
-  deps: { redis: FlashgateRedis; pool: Pool; metrics: Metrics; logger: Logger },
+  deps: { redis: FlashgateRedis; metrics: Metrics; logger: Logger },
 ) {
   const { logger } = deps;
+  const pool = createPool(config.DATABASE_URL, {
+    connectionLimit: config.DB_MAX_IN_FLIGHT,
+    multipleStatements: true,
+  });
   const decide = createQueueWriter({
     ...deps,
+    pool,
     batch: {
       maxSize: config.DB_MAX_BATCH,
       maxConcurrent: config.DB_MAX_IN_FLIGHT,
@@ -170,34 +180,43 @@ function startWriter(
     observer: writerObserver(deps.metrics, logger),
   });
   let stopped = false;
-  const started = (async () => {
+  let running: { stop: () => Promise<void> } | undefined;
+  let gaveUp: () => void = () => {};
+  const loop = (async () => {
     while (!stopped) {
       try {
         await ensurePurchaseQueue(kafka, config.QUEUE_PARTITIONS);
-        const writer = await runQueueWriter(kafka, {
+        const ended = new Promise<void>((resolve) => {
+          gaveUp = resolve;
+        });
+        running = await runQueueWriter(kafka, {
           decide,
+          maxPerDecide: config.DB_MAX_BATCH * config.DB_MAX_IN_FLIGHT,
           partitionsAtOnce: 4,
           retryPauseMs: 500,
-          yieldToArrivals: () =>
-            config.QUEUE_WRITER_YIELD_ABOVE > 0 &&
-            backlog.arrivalsPerSecond() > config.QUEUE_WRITER_YIELD_ABOVE,
+          queueArrivals: backlog.arrivalsPerSecond,
           yieldAbove: config.QUEUE_WRITER_YIELD_ABOVE,
           quietMs: config.QUEUE_WRITER_QUIET_MS,
           maxDeferMs: config.QUEUE_WRITER_MAX_DEFER_MS,
+          onStopped: () => gaveUp(),
           logger,
         });
         logger.info("purchase queue writer running");
-        return writer;
+        await ended;
+        await running.stop().catch(() => {});
       } catch (error) {
         logger.warn({ err: (error as Error).message }, "purchase queue writer not started; retrying");
-        await sleep(2000);
       }
+      if (!stopped) await sleep(2000);
     }
   })();
   return {
     async stop() {
       stopped = true;
-      await (await started)?.stop();
+      gaveUp();
+      await running?.stop().catch(() => {});
+      await loop;
+      await pool.end().catch(() => {});
     },
   };
 }

@@ -17,6 +17,8 @@ const definitions = {
   fgLeaseMark: { numberOfKeys: 2, lua: lua("lease-mark") },
   fgView: { numberOfKeys: 2, lua: lua("view") },
   fgDirectoryLookup: { numberOfKeys: 2, lua: lua("directory-lookup") },
+  fgTicketQueue: { numberOfKeys: 1, lua: lua("ticket-queue") },
+  fgTicketOutcome: { numberOfKeys: 1, lua: lua("ticket-outcome") },
   // Its first argument is the number of keys: one activity hash per entry.
   fgDirectory: { lua: lua("directory") },
 } as const;

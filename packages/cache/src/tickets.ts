@@ -1,20 +1,38 @@
 import { endedGraceMs, ticketKey, ticketOutcomesChannel } from "./keys.ts";
 import type { FlashgateRedis } from "./scripts.ts";
 
-/** A queued buyer's ticket (as the sale encodes it), kept as long as their reservation. */
-export async function recordQueued(
-  redis: FlashgateRedis,
-  userId: string,
-  requestId: string,
-  ticket: string,
-  ttlMs: number,
-): Promise<void> {
-  await redis.set(ticketKey(userId, requestId), ticket, "PX", ttlMs);
+/** A purchase queued for a SKU: who, under which key, and when it was put in line. */
+export interface QueuedPlace {
+  userId: string;
+  requestId: string;
+  activityId: number;
+  skuId: number;
+  queuedAtMs: number;
 }
 
-/** A ticket forgotten: the buyer was not put on the queue after all. */
-export async function forgetTicket(redis: FlashgateRedis, userId: string, requestId: string): Promise<void> {
-  await redis.del(ticketKey(userId, requestId));
+/** What a key names already, where it names a live purchase (ticket-queue.lua). */
+export type NamedPurchase = "QUEUED" | "CREATED" | "TAKEN";
+
+/**
+ * A queued buyer's ticket (as the sale encodes it), kept for a day: a place stays in line however long the
+ * writers take. Not written where the key already names a live purchase: what it names, and its ticket.
+ */
+export async function recordQueued(
+  redis: FlashgateRedis,
+  place: QueuedPlace,
+  ticket: string,
+): Promise<{ written: true } | { written: false; named: NamedPurchase; ticket: string }> {
+  const key = ticketKey(place.userId, place.requestId);
+  const [outcome, current] = (await redis.fgTicketQueue(
+    key,
+    ticket,
+    endedGraceMs,
+    place.activityId,
+    place.skuId,
+  )) as [string, string?];
+  return outcome === "WRITTEN"
+    ? { written: true }
+    : { written: false, named: outcome as NamedPurchase, ticket: String(current) };
 }
 
 export const readTicket = (
@@ -24,19 +42,29 @@ export const readTicket = (
 ): Promise<string | null> => redis.get(ticketKey(userId, requestId));
 
 /**
- * The writer's outcomes, each kept for a day (the order itself is MySQL's for good), then announced to
- * whoever waits on them.
+ * Outcomes, each written on its ticket only while that still holds the place decided (ticket-outcome.lua)
+ * and kept for a day (the order itself is MySQL's for good), then announced to whoever waits on them.
  */
 export async function recordOutcomes(
   redis: FlashgateRedis,
-  outcomes: { userId: string; requestId: string; ticket: string }[],
+  outcomes: { place: QueuedPlace; ticket: string }[],
 ): Promise<void> {
-  await Promise.all(
-    outcomes.map(({ userId, requestId, ticket }) =>
-      redis.set(ticketKey(userId, requestId), ticket, "PX", endedGraceMs),
+  const written = await Promise.all(
+    outcomes.map(
+      async ({ place, ticket }) =>
+        (await redis.fgTicketOutcome(
+          ticketKey(place.userId, place.requestId),
+          ticket,
+          endedGraceMs,
+          place.activityId,
+          place.skuId,
+          place.queuedAtMs,
+        )) === 1,
     ),
   );
   await Promise.all(
-    outcomes.map(({ userId, requestId }) => redis.publish(ticketOutcomesChannel, `${userId} ${requestId}`)),
+    outcomes
+      .filter((_, i) => written[i])
+      .map(({ place }) => redis.publish(ticketOutcomesChannel, `${place.userId} ${place.requestId}`)),
   );
 }

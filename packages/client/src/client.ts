@@ -179,7 +179,12 @@ export function createClient(options: ClientOptions) {
       if (status !== 202)
         return { order: body as Order, created: status === 201, queued: false, idempotencyKey };
       let ticket = body as PurchaseTicket;
-      while (ticket.state === "QUEUED") ticket = await ticketOf(idempotencyKey, 20);
+      while (ticket.state === "QUEUED") {
+        const asked = Date.now();
+        ticket = await ticketOf(idempotencyKey, 20);
+        // Answered early and still queued: the API holds no more waiters just now; ask again in a second.
+        if (ticket.state === "QUEUED" && Date.now() - asked < 10_000) await pause(1000);
+      }
       if (ticket.refusal) throw new ApiProblem(ticket.refusal.status, ticket.refusal);
       return { order: ticket.order as Order, created: true, queued: true, idempotencyKey };
     },

@@ -51,7 +51,7 @@ function decode(message: KafkaMessage): QueuedBuyer | undefined {
  * Creates the queue's topic when missing. Replicas as the brokers default to: 1 on the single stack, 3
  * with two in sync on a cluster, which `acks: -1` then waits for.
  */
-export async function ensurePurchaseQueue(kafka: Kafka, partitions: number = purchaseQueue.partitions) {
+export async function ensurePurchaseQueue(kafka: Kafka, partitions: number) {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -137,6 +137,8 @@ export function createQueueProducer(
         else if (pending.length === 1) setImmediate(flush);
       });
     },
+    /** False for `pauseMs` after a send failed: a buyer then goes to the database at once. */
+    accepting: () => Date.now() >= downUntil,
     close: () => producer.disconnect(),
   };
 }
@@ -153,6 +155,8 @@ export function followQueueBacklog(kafka: Kafka, intervalMs: number, logger: Log
   let backlog = 0;
   let arrivalsPerSecond = 0;
   let lastEnd: { total: number; at: number } | undefined;
+  /** Figures older than three reads are unknown, and count as none (Kafka away: no queue to bound). */
+  const fresh = () => lastEnd !== undefined && performance.now() - lastEnd.at < 3 * intervalMs;
   let connected = false;
   async function read() {
     if (!connected) {
@@ -182,8 +186,8 @@ export function followQueueBacklog(kafka: Kafka, intervalMs: number, logger: Log
     }
   })();
   return {
-    backlog: () => backlog,
-    arrivalsPerSecond: () => arrivalsPerSecond,
+    backlog: () => (fresh() ? backlog : 0),
+    arrivalsPerSecond: () => (fresh() ? arrivalsPerSecond : 0),
     async stop() {
       stopped = true;
       await loop;
@@ -195,24 +199,47 @@ export function followQueueBacklog(kafka: Kafka, intervalMs: number, logger: Log
 export type QueueBacklog = ReturnType<typeof followQueueBacklog>;
 
 /**
- * The queue's writer: its partitions' buyers handed to `decide` a batch at a time, which answers how
- * many of them, from the first, are decided and told; only those are committed. The rest are handed
- * again after `retryPauseMs` (the database away, an unknown outcome) while this writer holds the partition.
- * A batch waits until its newest buyer has been in line `quietMs`, and while buyers arrive faster than
- * `yieldAbove` a second — its own buyers' pace, or the queue's (`yieldToArrivals`) — until its first buyer
- * has waited `maxDeferMs`: a rush's admissions keep the machine, and its buyers are decided after it in
- * few, large transactions (ADR 0030).
+ * Whether a writer holds a fetched batch (its buyers' times in line, oldest first) a while longer: until
+ * its newest buyer has been in line `quietMs`, and while buyers arrive faster than `yieldAbove` a second —
+ * the batch's own pace, or the queue's — but never once its oldest buyer has waited `maxDeferMs`.
+ */
+export function holdsBatch(
+  queuedAtMs: number[],
+  nowMs: number,
+  queueArrivalsPerSecond: number,
+  rule: { quietMs: number; yieldAbove: number; maxDeferMs: number },
+): boolean {
+  if (queuedAtMs.length === 0) return false;
+  const oldest = queuedAtMs[0];
+  const newest = queuedAtMs[queuedAtMs.length - 1];
+  if (nowMs - oldest >= rule.maxDeferMs) return false;
+  const pace = newest > oldest ? ((queuedAtMs.length - 1) * 1000) / (newest - oldest) : 0;
+  const rushing = (perSecond: number) => rule.yieldAbove > 0 && perSecond > rule.yieldAbove;
+  return nowMs - newest < rule.quietMs || rushing(pace) || rushing(queueArrivalsPerSecond);
+}
+
+/**
+ * The queue's writer: its partitions' buyers handed to `decide` at most `maxPerDecide` at a time, which
+ * answers how many of them, from the first, are decided and told; only those are committed. The rest are
+ * handed again after `retryPauseMs` (the database away, an unknown outcome) while this writer holds the
+ * partition, its heartbeats sent meanwhile. A batch waits until its newest buyer has been in line
+ * `quietMs`, and while buyers arrive faster than `yieldAbove` a second — the batch's own buyers' pace, or
+ * the queue's (`queueArrivals`) — until its first buyer has waited `maxDeferMs`: a rush's admissions keep
+ * the machine, and its buyers are decided after it in few, large transactions (ADR 0030). A consumer
+ * kafkajs gives up on is reported through `onStopped`.
  */
 export async function runQueueWriter(
   kafka: Kafka,
   options: {
     decide: (buyers: QueuedBuyer[]) => Promise<number>;
+    maxPerDecide: number;
     partitionsAtOnce: number;
     retryPauseMs: number;
-    yieldToArrivals: () => boolean;
+    queueArrivals: () => number;
     yieldAbove: number;
     quietMs: number;
     maxDeferMs: number;
+    onStopped: () => void;
     logger: Logger;
   },
 ) {
@@ -225,16 +252,17 @@ export async function runQueueWriter(
     maxWaitTimeInMs: 1000,
     allowAutoTopicCreation: false,
   });
-  consumer.on(consumer.events.CRASH, ({ payload }) =>
-    logger.error({ err: payload.error.message, restart: payload.restart }, "the purchase writer crashed"),
-  );
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    logger.error({ err: payload.error.message, restart: payload.restart }, "the purchase writer crashed");
+    if (!payload.restart) options.onStopped();
+  });
   await consumer.connect();
   await consumer.subscribe({ topic: purchaseQueue.topic, fromBeginning: true });
   await consumer.run({
     partitionsConsumedConcurrently: options.partitionsAtOnce,
     autoCommitThreshold: 1,
     eachBatchAutoResolve: false,
-    eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+    eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning }) => {
       const buyers: { buyer: QueuedBuyer; offset: string }[] = [];
       for (const message of batch.messages) {
         const buyer = decode(message);
@@ -245,37 +273,36 @@ export async function runQueueWriter(
             "a malformed queued buyer skipped",
           );
       }
-      const oldest = buyers[0]?.buyer.queuedAtMs ?? Date.now();
-      while (
-        options.yieldToArrivals() &&
-        Date.now() - oldest < options.maxDeferMs &&
-        isRunning() &&
-        !isStale()
-      ) {
-        await sleep(Math.min(100, options.maxDeferMs - (Date.now() - oldest)));
+      const times = buyers.map(({ buyer }) => buyer.queuedAtMs);
+      while (holdsBatch(times, Date.now(), options.queueArrivals(), options) && isRunning()) {
+        await sleep(50);
         await heartbeat();
       }
-      let done = 0;
-      while (done < buyers.length && isRunning() && !isStale()) {
-        const decided = await options
-          .decide(buyers.slice(done).map(({ buyer }) => buyer))
-          .catch((error: Error) => {
+      // kafkajs sends heartbeats only when asked: a long decision must not cost this writer its partitions.
+      const beating = setInterval(() => heartbeat().catch(() => {}), 1000);
+      try {
+        let done = 0;
+        while (done < buyers.length && isRunning()) {
+          const next = buyers.slice(done, done + options.maxPerDecide);
+          const decided = await options.decide(next.map(({ buyer }) => buyer)).catch((error: Error) => {
             logger.error(
               { err: error.message, partition: batch.partition },
               "queued buyers undecided; retrying",
             );
             return 0;
           });
-        if (decided > 0) {
-          done += decided;
-          resolveOffset(buyers[done - 1].offset);
-          await commitOffsetsIfNecessary();
+          if (decided > 0) {
+            done += decided;
+            resolveOffset(buyers[done - 1].offset);
+            await commitOffsetsIfNecessary();
+          }
+          if (decided < next.length) await sleep(options.retryPauseMs);
         }
-        if (done < buyers.length) await sleep(options.retryPauseMs);
-        await heartbeat();
+        // Skipped malformed messages after the last buyer are passed with the batch.
+        if (done === buyers.length) resolveOffset(batch.lastOffset());
+      } finally {
+        clearInterval(beating);
       }
-      // Skipped malformed messages after the last buyer are passed with the batch.
-      if (done === buyers.length) resolveOffset(batch.lastOffset());
     },
   });
   return { stop: () => consumer.disconnect() };

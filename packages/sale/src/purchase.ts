@@ -1,12 +1,13 @@
 import {
   type FastPathLimits,
   type FlashgateRedis,
-  forgetTicket,
   lookupDirectory,
+  type QueuedPlace,
   type RedisClient,
   type ReserveOutcome,
   readTicket,
   rebuildQueueKey,
+  recordOutcomes,
   recordQueued,
   releaseReservation,
   reserveUnit,
@@ -30,7 +31,7 @@ import { OverloadedError, type OverloadGuard } from "./overload-guard.ts";
 import { type PurchaseResult, refusals } from "./refusals.ts";
 import { createSkuWindows } from "./sku-window.ts";
 import { createSoldOutShortcut, followUnitsBack } from "./sold-out-shortcut.ts";
-import { decodeTicket, encodeTicket, type Ticket } from "./ticket.ts";
+import { decidedTicket, decodeTicket, encodeTicket, type Ticket } from "./ticket.ts";
 
 type Dependency = "redis" | "database" | "kafka";
 
@@ -81,6 +82,8 @@ export interface PurchaseQueueOptions {
   /** Buyers the writers have not decided, beyond which nobody more is queued (503 with Retry-After). */
   maxBacklog: number;
   send(buyer: QueuedBuyer): Promise<void>;
+  /** False while the queue refuses sends (it failed a moment ago): buyers are decided at once. */
+  accepting(): boolean;
   backlog(): number;
 }
 
@@ -118,7 +121,9 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
   const queuedLimits = queue && { ...limits, reservationTtlMs: queue.reservationTtlMs };
   /** Whether the buyer about to be admitted goes to the queue rather than wait for a decision. */
   const queueing = () =>
-    queue !== undefined && (queue.mode === "queued" || batcher.oldestWaitMs() > queue.afterWaitMs);
+    queue !== undefined &&
+    queue.accepting() &&
+    (queue.mode === "queued" || batcher.oldestWaitMs() > queue.afterWaitMs);
 
   async function fastPath(request: PurchaseInput, queued: boolean): Promise<ReserveOutcome | "REDIS_DOWN"> {
     try {
@@ -130,16 +135,18 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
   }
 
   /** `counted`: this call made the reservation; `inherited`: an earlier attempt with the same key did. */
+  /** Frees the request's reservation (`counted`: this instance's own, so its gauge goes down). */
+  async function release(request: PurchaseInput, reservation: "counted" | "inherited") {
+    await releaseReservation(redis, request).catch((error) =>
+      observer.dependencyFailed("redis", "release", error),
+    );
+    if (reservation === "counted") observer.reservations(-1);
+  }
+
   async function decide(
     request: PurchaseInput,
     reservation: "counted" | "inherited",
   ): Promise<PurchaseResult> {
-    const release = async () => {
-      await releaseReservation(redis, request).catch((error) =>
-        observer.dependencyFailed("redis", "release", error),
-      );
-      if (reservation === "counted") observer.reservations(-1);
-    };
     let decision: PurchaseDecision;
     try {
       decision = await batcher.decide(request);
@@ -151,7 +158,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       }
       // An inherited reservation is an earlier attempt's, whose order may hold the unit: it stays until
       // CDC applies that order or its TTL ends, or this key's retry would be told SOLD_OUT meanwhile.
-      if (reservation === "counted") await release();
+      if (reservation === "counted") await release(request, reservation);
       if (error instanceof OverloadedError) return overloaded();
       // A database that answers but whose rows stayed locked is told apart from one that does not answer.
       if (error instanceof DecisionConflictError) {
@@ -161,7 +168,7 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       observer.dependencyFailed("database", "decide", error);
       return refusals.databaseDown;
     }
-    if (!holdsItsUnit(decision, reservation)) await release();
+    if (!holdsItsUnit(decision, reservation)) await release(request, reservation);
     return decisionResult(decision);
   }
 
@@ -247,42 +254,72 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
     traceId: string,
   ): Promise<PurchaseResult> {
     const giveUp = async (refusal: PurchaseResult) => {
-      await releaseReservation(redis, request).catch((error) =>
-        observer.dependencyFailed("redis", "release", error),
-      );
-      observer.reservations(-1);
+      await release(request, "counted");
       return refusal;
     };
     if (queue.backlog() >= queue.maxBacklog) return giveUp(refusals.queueFull);
-    const { userId, requestId, activityId, skuId } = request;
+    const { requestId, activityId, skuId } = request;
     const ticket: Ticket = { state: "QUEUED", activityId, skuId, queuedAtMs: Date.now() };
+    const place = { ...request, queuedAtMs: ticket.queuedAtMs };
+    let recorded: Awaited<ReturnType<typeof recordQueued>>;
     try {
-      await recordQueued(redis, userId, requestId, encodeTicket(ticket), queue.reservationTtlMs);
+      recorded = await recordQueued(redis, place, encodeTicket(ticket));
     } catch (error) {
       observer.dependencyFailed("redis", "ticket", error);
       return giveUp(refusals.cacheDown);
     }
+    // The key names a live purchase already: this SKU's place still in line (its reservation had lapsed)
+    // is that ticket again; another SKU's place or order makes this a reused key; this SKU's order is
+    // replayed by the database.
+    if (!recorded.written)
+      switch (recorded.named) {
+        case "QUEUED":
+          return giveUp({ kind: "QUEUED", requestId, ticket: decodeTicket(recorded.ticket) });
+        case "TAKEN":
+          return giveUp(refusals.keyReused);
+        case "CREATED":
+          return decide(request, "counted");
+      }
     try {
-      await queue.send({ ...request, queuedAtMs: ticket.queuedAtMs, traceId });
+      await queue.send({ ...place, traceId });
     } catch (error) {
       observer.dependencyFailed("kafka", "enqueue", error);
-      await forgetTicket(redis, userId, requestId).catch((err) =>
-        observer.dependencyFailed("redis", "ticket", err),
-      );
-      return decide(request, "counted");
+      return decideAtOnce(request, place);
     }
+    // The reservation is the queue's now: its writers free it or CDC applies its order.
+    observer.reservations(-1);
     observer.queued();
     return { kind: "QUEUED", requestId, ticket };
   }
 
-  /** The same key again while its ticket is in line: the same ticket, never a second place. */
+  /**
+   * A buyer the queue did not take, decided at once; the outcome goes on their ticket too (a retry that
+   * read it as queued meanwhile follows it there). A send that did land after all is decided again by a
+   * writer, which finds the outcome told.
+   */
+  async function decideAtOnce(request: PurchaseInput, place: QueuedPlace): Promise<PurchaseResult> {
+    const result = await decide(request, "counted");
+    if (result.kind !== "QUEUED") {
+      const ticket = encodeTicket(decidedTicket(place, result, Date.now()));
+      await recordOutcomes(redis, [{ place, ticket }]).catch((error) =>
+        observer.dependencyFailed("redis", "ticket", error),
+      );
+    }
+    return result;
+  }
+
+  /** The same key again while its ticket is in line for this SKU: the same ticket, never a second place. */
   async function stillQueued(request: PurchaseInput): Promise<PurchaseResult | undefined> {
     const stored = await readTicket(redis, request.userId, request.requestId).catch((error) => {
       observer.dependencyFailed("redis", "ticket", error);
       return null;
     });
     const ticket = stored === null ? undefined : decodeTicket(stored);
-    return ticket?.state === "QUEUED" ? { kind: "QUEUED", requestId: request.requestId, ticket } : undefined;
+    return ticket?.state === "QUEUED" &&
+      ticket.activityId === request.activityId &&
+      ticket.skuId === request.skuId
+      ? { kind: "QUEUED", requestId: request.requestId, ticket }
+      : undefined;
   }
 
   async function throughRedis(request: PurchaseInput, traceId: string): Promise<PurchaseResult> {

@@ -1,11 +1,11 @@
-import { type FlashgateRedis, recordOutcomes, releaseReservation } from "@flashgate/cache";
-import type { PurchaseInput } from "@flashgate/db";
+import { type FlashgateRedis, readTicket, recordOutcomes, releaseReservation } from "@flashgate/cache";
+import type { PurchaseDecision } from "@flashgate/db";
 import type { QueuedBuyer } from "@flashgate/kafka";
 import type { Pool } from "mysql2/promise";
 import { createDecisionBatcher, type TransactionOutcome } from "./decision-batcher.ts";
 import { decisionResult, holdsItsUnit } from "./decision-outcome.ts";
 import { createOverloadGuard } from "./overload-guard.ts";
-import { encodeTicket, type Ticket } from "./ticket.ts";
+import { decidedTicket, decodeTicket, encodeTicket, type Ticket } from "./ticket.ts";
 
 export interface QueueWriterObserver {
   transaction(outcome: TransactionOutcome): void;
@@ -20,11 +20,12 @@ const forever = 2 ** 31 - 1;
 
 /**
  * Decides queued buyers (ADR 0030) with the synchronous path's decision and batching, at the database's
- * own pace: nobody is refused for waiting. Each outcome goes to the buyer's ticket; a refused buyer's
- * reservation is freed first (so a retry on reading the refusal finds it gone), an order's stays until
- * CDC applies it, as on the synchronous path. A buyer delivered twice finds their order (idempotent on
- * user and key). Answers how many buyers, from the first, are decided and told: only those may be
- * committed; the rest are handed again.
+ * own pace: nobody is refused for waiting on it. Answers how many buyers, from the first, are decided and
+ * told — only those may be committed, and only those are told (a later buyer decided in MySQL meanwhile
+ * finds their order when handed again). Each outcome goes to the buyer's ticket while it still holds that
+ * place, and only then is a refused buyer's reservation freed (an order's stays until CDC applies it, as
+ * on the synchronous path), so a retry on reading the refusal never meets it. A buyer whose ticket already
+ * tells their outcome (delivered again after a writer died) is not decided again.
  */
 export function createQueueWriter(deps: {
   redis: FlashgateRedis;
@@ -43,40 +44,52 @@ export function createQueueWriter(deps: {
     gatherMs,
     onTransaction: (outcome) => observer.transaction(outcome),
   });
-  const inputOf = ({ activityId, skuId, userId, requestId }: QueuedBuyer): PurchaseInput => ({
-    activityId,
-    skuId,
-    userId,
-    requestId,
-  });
+
+  /** Whether the buyer's ticket already tells the outcome of this very place. */
+  async function alreadyTold(buyer: QueuedBuyer): Promise<boolean> {
+    const stored = await readTicket(redis, buyer.userId, buyer.requestId);
+    if (stored === null) return false;
+    const ticket = decodeTicket(stored);
+    return (
+      ticket.state !== "QUEUED" &&
+      ticket.queuedAtMs === buyer.queuedAtMs &&
+      ticket.activityId === buyer.activityId &&
+      ticket.skuId === buyer.skuId
+    );
+  }
 
   return async function decide(buyers: QueuedBuyer[]): Promise<number> {
-    const settled = await Promise.allSettled(buyers.map((buyer) => batcher.decide(inputOf(buyer))));
+    const told = await Promise.all(buyers.map(alreadyTold));
+    const decisions = await Promise.allSettled(
+      buyers.map((buyer, i): Promise<PurchaseDecision | undefined> => {
+        if (told[i]) return Promise.resolve(undefined);
+        const { activityId, skuId, userId, requestId } = buyer;
+        return batcher.decide({ activityId, skuId, userId, requestId });
+      }),
+    );
     const decidedAtMs = Date.now();
-    const told: { userId: string; requestId: string; ticket: Ticket }[] = [];
-    const freed: QueuedBuyer[] = [];
-    for (const [i, result] of settled.entries()) {
-      if (result.status === "rejected") {
-        observer.undecided(result.reason);
-        continue;
+    const outcomes: { buyer: QueuedBuyer; ticket: Ticket; frees: boolean }[] = [];
+    let prefix = 0;
+    for (const [i, settled] of decisions.entries()) {
+      if (settled.status === "rejected") {
+        observer.undecided(settled.reason);
+        break;
       }
+      prefix += 1;
       const buyer = buyers[i];
-      const answer = decisionResult(result.value);
-      const queued = { activityId: buyer.activityId, skuId: buyer.skuId, queuedAtMs: buyer.queuedAtMs };
-      const ticket: Ticket =
-        "order" in answer
-          ? { ...queued, state: "CREATED", order: answer.order, decidedAtMs }
-          : { ...queued, state: "REFUSED", code: answer.kind, detail: answer.detail, decidedAtMs };
-      told.push({ userId: buyer.userId, requestId: buyer.requestId, ticket });
-      if (!holdsItsUnit(result.value, "inherited")) freed.push(buyer);
+      const decision = settled.value;
+      if (!decision) continue;
+      const ticket = decidedTicket(buyer, decisionResult(decision), decidedAtMs);
+      outcomes.push({ buyer, ticket, frees: !holdsItsUnit(decision, "inherited") });
     }
-    await Promise.all(freed.map((buyer) => releaseReservation(redis, buyer)));
     await recordOutcomes(
       redis,
-      told.map(({ ticket, ...buyer }) => ({ ...buyer, ticket: encodeTicket(ticket) })),
+      outcomes.map(({ buyer, ticket }) => ({ place: buyer, ticket: encodeTicket(ticket) })),
     );
-    for (const { ticket } of told) observer.decided(ticket.state, decidedAtMs - ticket.queuedAtMs);
-    const firstUndecided = settled.findIndex((result) => result.status === "rejected");
-    return firstUndecided === -1 ? settled.length : firstUndecided;
+    await Promise.all(
+      outcomes.filter(({ frees }) => frees).map(({ buyer }) => releaseReservation(redis, buyer)),
+    );
+    for (const { ticket } of outcomes) observer.decided(ticket.state, decidedAtMs - ticket.queuedAtMs);
+    return prefix;
   };
 }

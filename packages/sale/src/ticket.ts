@@ -1,4 +1,5 @@
 import type { Order } from "@flashgate/db";
+import type { DecidedResult } from "./refusals.ts";
 
 /**
  * Where a queued purchase stands (ADR 0030): in line, or decided — the order as the writer created it,
@@ -21,4 +22,16 @@ export function decodeTicket(stored: string): Ticket {
     ...ticket,
     order: { ...ticket.order, createdAt: new Date(createdAt), expiresAt: new Date(expiresAt) },
   };
+}
+
+/** A queued place's ticket once decided: the order as created, or the refusal's code and words. */
+export function decidedTicket(
+  queued: { activityId: number; skuId: number; queuedAtMs: number },
+  answer: DecidedResult,
+  decidedAtMs: number,
+): Ticket {
+  const place = { activityId: queued.activityId, skuId: queued.skuId, queuedAtMs: queued.queuedAtMs };
+  return "order" in answer
+    ? { ...place, state: "CREATED", order: answer.order, decidedAtMs }
+    : { ...place, state: "REFUSED", code: answer.kind, detail: answer.detail, decidedAtMs };
 }

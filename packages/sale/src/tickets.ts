@@ -75,23 +75,35 @@ export function createTicketService(deps: {
 
   return {
     /**
-     * Where the key's purchase stands, waiting up to `waitMs` while it is still queued; undefined when
-     * the key has neither a ticket nor an order. Throws when Redis or MySQL cannot be read.
+     * Where the key's purchase stands, waiting up to `waitMs` while it is still queued (no longer once
+     * `abandoned` is aborted: the caller went away); undefined when the key has neither a ticket nor an
+     * order. Throws when Redis or MySQL cannot be read.
      */
-    async standing(userId: string, requestId: string, waitMs: number): Promise<TicketStanding | undefined> {
+    async standing(
+      userId: string,
+      requestId: string,
+      waitMs: number,
+      abandoned?: AbortSignal,
+    ): Promise<TicketStanding | undefined> {
       const deadline = Date.now() + waitMs;
       const id = `${userId} ${requestId}`;
       for (;;) {
         const left = deadline - Date.now();
         // Set before the read: an outcome announced between the two still wakes it.
-        const wait = left > 0 && waiting < maxWaiters ? outcomeOrTimeout(id, left) : undefined;
-        const stored = await readTicket(redis, userId, requestId).catch((error) => {
+        const wait =
+          left > 0 && waiting < maxWaiters && !abandoned?.aborted ? outcomeOrTimeout(id, left) : undefined;
+        let ticket: Ticket | undefined;
+        try {
+          const stored = await readTicket(redis, userId, requestId);
+          ticket = stored === null ? undefined : decodeTicket(stored);
+        } catch (error) {
           wait?.cancel();
           throw error;
-        });
-        const ticket = stored === null ? undefined : decodeTicket(stored);
+        }
         if (ticket?.state === "QUEUED" && wait) {
+          abandoned?.addEventListener("abort", wait.cancel, { once: true });
           await wait.done;
+          abandoned?.removeEventListener("abort", wait.cancel);
           continue;
         }
         wait?.cancel();

@@ -6,8 +6,9 @@ import { type Guards, keyPattern, type Operation, serve } from "../operation.ts"
 import { ApiError } from "../problem.ts";
 import { ticketJson, ticketSchema } from "../ticket-json.ts";
 
-/** The longest a caller may wait on one request for their ticket's outcome. */
+/** The longest a caller may wait on one request for their ticket's outcome: whole seconds, 0 to 30. */
 const maxWaitS = 30;
+const waitPattern = "^([0-9]|[12][0-9]|30)$";
 
 export const followTicket: Operation = {
   method: "get",
@@ -19,7 +20,7 @@ export const followTicket: Operation = {
     {
       name: "wait",
       in: "query",
-      pattern: "^([0-9]|[12][0-9]|30)$",
+      pattern: waitPattern,
       description: `Seconds (at most ${maxWaitS}) to hold the answer while the purchase is still queued: it comes as soon as it is decided`,
     },
   ],
@@ -30,7 +31,7 @@ export const followTicket: Operation = {
 export const ticketLocation = (requestId: string) => `/v1/tickets/${requestId}`;
 
 /** A buyer's own ticket, held up to `wait` seconds while it is queued (a long poll). */
-export function ticketRoutes(tickets: TicketService, guards: Guards) {
+export function ticketRoutes(tickets: TicketService, guards: Guards, onError: (error: unknown) => void) {
   const router = new Hono<AppEnv>();
   serve(
     router,
@@ -39,11 +40,14 @@ export function ticketRoutes(tickets: TicketService, guards: Guards) {
       const requestId = c.req.param("requestId") ?? "";
       if (!isRequestId(requestId)) throw new ApiError("NOT_FOUND", "no such purchase");
       const wait = c.req.query("wait") ?? "0";
-      if (!/^\d{1,2}$/.test(wait) || Number(wait) > maxWaitS)
+      if (!new RegExp(waitPattern).test(wait))
         throw new ApiError("INVALID_REQUEST", `wait must be whole seconds from 0 to ${maxWaitS}`);
-      const standing = await tickets.standing(c.get("userId"), requestId, Number(wait) * 1000).catch(() => {
-        throw ApiError.of(refusals.standingUnread);
-      });
+      const standing = await tickets
+        .standing(c.get("userId"), requestId, Number(wait) * 1000, c.req.raw.signal)
+        .catch((error) => {
+          onError(error);
+          throw ApiError.of(refusals.standingUnread);
+        });
       if (!standing) throw new ApiError("NOT_FOUND", "no such purchase");
       return c.json(ticketJson(requestId, standing));
     },
