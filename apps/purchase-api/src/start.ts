@@ -188,6 +188,7 @@ function startWriter(
         await ensurePurchaseQueue(kafka, config.QUEUE_PARTITIONS);
         const ended = new Promise<void>((resolve) => {
           gaveUp = resolve;
+          if (stopped) resolve();
         });
         running = await runQueueWriter(kafka, {
           decide,

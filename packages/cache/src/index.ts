@@ -48,4 +48,4 @@ export {
 } from "./reserve.ts";
 export { type FlashgateRedis, reserveKeyCount, scriptSource, withScripts } from "./scripts.ts";
 export { type CachedSku, type PublicSkuState, publicState, readCachedSku } from "./sku-view.ts";
-export { type QueuedPlace, readTicket, recordOutcomes, recordQueued } from "./tickets.ts";
+export { forgetPlace, type QueuedPlace, readTicket, recordOutcomes, recordQueued } from "./tickets.ts";

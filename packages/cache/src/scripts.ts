@@ -19,6 +19,7 @@ const definitions = {
   fgDirectoryLookup: { numberOfKeys: 2, lua: lua("directory-lookup") },
   fgTicketQueue: { numberOfKeys: 1, lua: lua("ticket-queue") },
   fgTicketOutcome: { numberOfKeys: 1, lua: lua("ticket-outcome") },
+  fgTicketForget: { numberOfKeys: 1, lua: lua("ticket-forget") },
   // Its first argument is the number of keys: one activity hash per entry.
   fgDirectory: { lua: lua("directory") },
 } as const;

@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { ticketKey, ticketOutcomesChannel } from "./keys.ts";
 import { withScripts } from "./scripts.ts";
-import { type QueuedPlace, readTicket, recordOutcomes, recordQueued } from "./tickets.ts";
+import { forgetPlace, type QueuedPlace, readTicket, recordOutcomes, recordQueued } from "./tickets.ts";
 
 /** A ticket as the sale writes it: what the scripts read of it is its state, SKU and time in line. */
 const ticket = (place: QueuedPlace, state: string, more: object = {}) =>
@@ -94,5 +94,18 @@ describe("queued purchases' tickets, on Redis alone", () => {
     );
     await expect.poll(() => heard.length).toBe(2);
     expect(heard.sort()).toEqual([decided, lapsed].map((p) => `${p.userId} ${p.requestId}`).sort());
+  });
+
+  it("a place is forgotten only while its ticket still holds it", async () => {
+    const first = place();
+    await recordQueued(redis, first, ticket(first, "QUEUED"));
+    await forgetPlace(redis, { ...first, queuedAtMs: first.queuedAtMs - 1 });
+    expect(await readTicket(redis, first.userId, first.requestId)).toBe(ticket(first, "QUEUED"));
+    await forgetPlace(redis, first);
+    expect(await readTicket(redis, first.userId, first.requestId)).toBeNull();
+    const decided = place();
+    await redis.set(ticketKey(decided.userId, decided.requestId), ticket(decided, "CREATED"));
+    await forgetPlace(redis, decided);
+    expect(await readTicket(redis, decided.userId, decided.requestId)).toBe(ticket(decided, "CREATED"));
   });
 });

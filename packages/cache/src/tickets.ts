@@ -41,14 +41,25 @@ export const readTicket = (
   requestId: string,
 ): Promise<string | null> => redis.get(ticketKey(userId, requestId));
 
+/** A place's ticket forgotten, only while it still holds that place (ticket-forget.lua). */
+export async function forgetPlace(redis: FlashgateRedis, place: QueuedPlace): Promise<void> {
+  await redis.fgTicketForget(
+    ticketKey(place.userId, place.requestId),
+    place.activityId,
+    place.skuId,
+    place.queuedAtMs,
+  );
+}
+
 /**
  * Outcomes, each written on its ticket only while that still holds the place decided (ticket-outcome.lua)
  * and kept for a day (the order itself is MySQL's for good), then announced to whoever waits on them.
+ * Answers which were written.
  */
 export async function recordOutcomes(
   redis: FlashgateRedis,
   outcomes: { place: QueuedPlace; ticket: string }[],
-): Promise<void> {
+): Promise<boolean[]> {
   const written = await Promise.all(
     outcomes.map(
       async ({ place, ticket }) =>
@@ -67,4 +78,5 @@ export async function recordOutcomes(
       .filter((_, i) => written[i])
       .map(({ place }) => redis.publish(ticketOutcomesChannel, `${place.userId} ${place.requestId}`)),
   );
+  return written;
 }

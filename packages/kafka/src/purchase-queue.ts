@@ -279,10 +279,16 @@ export async function runQueueWriter(
         await heartbeat();
       }
       // kafkajs sends heartbeats only when asked: a long decision must not cost this writer its partitions.
-      const beating = setInterval(() => heartbeat().catch(() => {}), 1000);
+      // A heartbeat refused (the group rebalancing) ends the batch: its buyers go to whoever holds them next.
+      let lost: unknown;
+      const beating = setInterval(() => {
+        heartbeat().catch((error) => {
+          lost ??= error;
+        });
+      }, 1000);
       try {
         let done = 0;
-        while (done < buyers.length && isRunning()) {
+        while (done < buyers.length && isRunning() && lost === undefined) {
           const next = buyers.slice(done, done + options.maxPerDecide);
           const decided = await options.decide(next.map(({ buyer }) => buyer)).catch((error: Error) => {
             logger.error(
@@ -298,6 +304,7 @@ export async function runQueueWriter(
           }
           if (decided < next.length) await sleep(options.retryPauseMs);
         }
+        if (lost !== undefined) throw lost;
         // Skipped malformed messages after the last buyer are passed with the batch.
         if (done === buyers.length) resolveOffset(batch.lastOffset());
       } finally {

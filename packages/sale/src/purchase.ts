@@ -1,6 +1,7 @@
 import {
   type FastPathLimits,
   type FlashgateRedis,
+  forgetPlace,
   lookupDirectory,
   type QueuedPlace,
   type RedisClient,
@@ -266,6 +267,8 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
       recorded = await recordQueued(redis, place, encodeTicket(ticket));
     } catch (error) {
       observer.dependencyFailed("redis", "ticket", error);
+      // Written perhaps (its answer lost): a ticket with no place in line behind it must not stay.
+      await forgetPlace(redis, place).catch(() => {});
       return giveUp(refusals.cacheDown);
     }
     // The key names a live purchase already: this SKU's place still in line (its reservation had lapsed)
@@ -293,17 +296,23 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
   }
 
   /**
-   * A buyer the queue did not take, decided at once; the outcome goes on their ticket too (a retry that
-   * read it as queued meanwhile follows it there). A send that did land after all is decided again by a
-   * writer, which finds the outcome told.
+   * A buyer the queue did not take, decided at once. The database's decision goes on their ticket too (a
+   * retry that read it as queued meanwhile follows it there; a send that did land after all is handed to
+   * a writer, which finds it told); a decision the database did not make (overloaded, away, unknown)
+   * forgets the place instead, so that a send that landed is still decided.
    */
   async function decideAtOnce(request: PurchaseInput, place: QueuedPlace): Promise<PurchaseResult> {
     const result = await decide(request, "counted");
-    if (result.kind !== "QUEUED") {
-      const ticket = encodeTicket(decidedTicket(place, result, Date.now()));
-      await recordOutcomes(redis, [{ place, ticket }]).catch((error) =>
-        observer.dependencyFailed("redis", "ticket", error),
-      );
+    const final = result.kind !== "QUEUED" && result.kind !== "UNAVAILABLE";
+    try {
+      if (final)
+        await recordOutcomes(redis, [
+          { place, ticket: encodeTicket(decidedTicket(place, result, Date.now())) },
+        ]);
+      else await forgetPlace(redis, place);
+    } catch (error) {
+      observer.dependencyFailed("redis", "ticket", error);
+      if (final) await forgetPlace(redis, place).catch(() => {});
     }
     return result;
   }

@@ -45,21 +45,20 @@ export function createQueueWriter(deps: {
     onTransaction: (outcome) => observer.transaction(outcome),
   });
 
-  /** Whether the buyer's ticket already tells the outcome of this very place. */
-  async function alreadyTold(buyer: QueuedBuyer): Promise<boolean> {
+  /** The outcome the buyer's ticket already tells of this very place, if it does. */
+  async function toldOutcome(buyer: QueuedBuyer): Promise<Ticket["state"] | undefined> {
     const stored = await readTicket(redis, buyer.userId, buyer.requestId);
-    if (stored === null) return false;
+    if (stored === null) return undefined;
     const ticket = decodeTicket(stored);
-    return (
-      ticket.state !== "QUEUED" &&
+    const samePlace =
       ticket.queuedAtMs === buyer.queuedAtMs &&
       ticket.activityId === buyer.activityId &&
-      ticket.skuId === buyer.skuId
-    );
+      ticket.skuId === buyer.skuId;
+    return samePlace && ticket.state !== "QUEUED" ? ticket.state : undefined;
   }
 
   return async function decide(buyers: QueuedBuyer[]): Promise<number> {
-    const told = await Promise.all(buyers.map(alreadyTold));
+    const told = await Promise.all(buyers.map(toldOutcome));
     const decisions = await Promise.allSettled(
       buyers.map((buyer, i): Promise<PurchaseDecision | undefined> => {
         if (told[i]) return Promise.resolve(undefined);
@@ -69,6 +68,8 @@ export function createQueueWriter(deps: {
     );
     const decidedAtMs = Date.now();
     const outcomes: { buyer: QueuedBuyer; ticket: Ticket; frees: boolean }[] = [];
+    /** Refused before, their reservation perhaps not freed yet (a writer died between the two). */
+    const refusedBefore: QueuedBuyer[] = [];
     let prefix = 0;
     for (const [i, settled] of decisions.entries()) {
       if (settled.status === "rejected") {
@@ -78,17 +79,24 @@ export function createQueueWriter(deps: {
       prefix += 1;
       const buyer = buyers[i];
       const decision = settled.value;
-      if (!decision) continue;
+      if (!decision) {
+        if (told[i] === "REFUSED") refusedBefore.push(buyer);
+        continue;
+      }
       const ticket = decidedTicket(buyer, decisionResult(decision), decidedAtMs);
       outcomes.push({ buyer, ticket, frees: !holdsItsUnit(decision, "inherited") });
     }
-    await recordOutcomes(
+    const written = await recordOutcomes(
       redis,
       outcomes.map(({ buyer, ticket }) => ({ place: buyer, ticket: encodeTicket(ticket) })),
     );
-    await Promise.all(
-      outcomes.filter(({ frees }) => frees).map(({ buyer }) => releaseReservation(redis, buyer)),
-    );
+    // Only a place whose outcome its ticket tells frees its reservation: a place queued again since under
+    // the same key holds a reservation of its own.
+    const freed = [
+      ...outcomes.filter(({ frees }, i) => frees && written[i]).map(({ buyer }) => buyer),
+      ...refusedBefore,
+    ];
+    await Promise.all(freed.map((buyer) => releaseReservation(redis, buyer)));
     for (const { ticket } of outcomes) observer.decided(ticket.state, decidedAtMs - ticket.queuedAtMs);
     return prefix;
   };

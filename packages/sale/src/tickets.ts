@@ -102,6 +102,7 @@ export function createTicketService(deps: {
         }
         if (ticket?.state === "QUEUED" && wait) {
           abandoned?.addEventListener("abort", wait.cancel, { once: true });
+          if (abandoned?.aborted) wait.cancel();
           await wait.done;
           abandoned?.removeEventListener("abort", wait.cancel);
           continue;
