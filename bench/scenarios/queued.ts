@@ -5,20 +5,11 @@ import { percentile } from "../lib/load.ts";
 import { type Ceiling, findCeiling, type OpenLoadResult, runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest, retireSales, settledAt, unitsSold } from "../lib/sale.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
+import type { OpenLoopProfile } from "./open-loop.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 
-export interface QueuedProfile {
-  rounds: number;
-  stepMs: number;
-  warmupMs: number;
-  startRate: number;
-  minRate: number;
-  tries: number;
-  factor: number;
-  resolution: number;
-  maxRate: number;
-  connections: number;
-}
+/** The open loop's search, on big stock alone. */
+export type QueuedProfile = Omit<OpenLoopProfile, "stormUnitShare" | "catalogue">;
 
 /** A buyer admitted: an order at once (201) or a place in the queue (202). */
 const admitted = (label: string) => label === "201" || label === "202";

@@ -11,20 +11,11 @@ import {
   stackPart,
   startAppProcess,
   testContext,
-  userToken,
 } from "@flashgate/testkit";
 import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { RowDataPacket } from "mysql2/promise";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-
-interface TicketBody {
-  requestId: string;
-  state: "QUEUED" | "CREATED" | "REFUSED";
-  queuedAt?: string;
-  order?: { orderId: string; userId: number };
-  refusal?: { code: string; status: number };
-}
 
 /**
  * Queued admission (ADR 0030) on real Kafka, MySQL and Redis: an API that only admits (QUEUE_WRITER=off)
@@ -72,21 +63,8 @@ describe("queued admission: every 202 becomes exactly one order or a told refusa
     await api?.close();
   });
 
-  const token = (userId: number) => userToken(api.config.AUTH_JWT_SECRET, userId);
-  async function ticket(userId: number, key: string, waitS = 0) {
-    const response = await fetch(`${api.url}/v1/tickets/${key}?wait=${waitS}`, {
-      headers: { authorization: `Bearer ${token(userId)}` },
-    });
-    return { status: response.status, body: (await response.json()) as TicketBody };
-  }
-  /** The ticket followed until it is no longer queued (each request held up to 10 s). */
-  async function outcome(userId: number, key: string): Promise<TicketBody> {
-    for (;;) {
-      const { status, body } = await ticket(userId, key, 10);
-      expect(status).toBe(200);
-      if (body.state !== "QUEUED") return body;
-    }
-  }
+  const ticket = (userId: number, key: string, waitS = 0) => api.ticket(userId, key, waitS);
+  const outcome = (userId: number, key: string) => api.outcome(userId, key);
   /** Each user's purchase, all at once, with who sent it. */
   const crowd = (users: number[], sale: { activityId: number; skuId: number }) =>
     Promise.all(users.map(async (userId) => ({ userId, ...(await api.purchase(userId, sale)) })));

@@ -10,6 +10,16 @@ import { appTierEnv } from "./env.ts";
 import { freshIds } from "./ids.ts";
 import { createSale } from "./sale-fixture.ts";
 
+/** A purchase's ticket as the API answers it (ADR 0030). */
+export interface TicketAnswer {
+  requestId: string;
+  state: "QUEUED" | "CREATED" | "REFUSED";
+  skuId: number;
+  queuedAt?: string;
+  order?: { orderId: string; userId: number };
+  refusal?: { code: string; status: number };
+}
+
 export interface ApiHarnessOptions {
   redisUrl?: string;
   databaseUrl?: string;
@@ -69,6 +79,23 @@ export async function startApi(options: ApiHarnessOptions = {}) {
     };
   };
 
+  /** A buyer's ticket (GET /v1/tickets/{key}), held up to `waitS` seconds while it is queued. */
+  const ticket = async (userId: number, key: string, waitS = 0) => {
+    const response = await fetch(`${api.url}/v1/tickets/${key}?wait=${waitS}`, {
+      headers: { authorization: `Bearer ${userToken(config.AUTH_JWT_SECRET, userId)}` },
+    });
+    return { status: response.status, body: (await response.json()) as TicketAnswer };
+  };
+
+  /** The ticket followed (each poll held up to 10 s) until it is no longer queued: its last answer. */
+  const outcome = async (userId: number, key: string) => {
+    for (;;) {
+      const answer = await ticket(userId, key, 10);
+      expect(answer.status).toBe(200);
+      if (answer.body.state !== "QUEUED") return answer.body;
+    }
+  };
+
   const transactions = async () => {
     const metric = await app.metrics.transactions.get();
     return metric.values.reduce((sum, value) => sum + value.value, 0);
@@ -82,6 +109,8 @@ export async function startApi(options: ApiHarnessOptions = {}) {
     redis,
     pool,
     purchase,
+    ticket,
+    outcome,
     transactions,
     load: (activityId: number, skuId: number) => loadSkuFromDatabase(pool, redis, activityId, skuId),
     /** What the maintainer does at its first start: the sale directory, loaded whole. */

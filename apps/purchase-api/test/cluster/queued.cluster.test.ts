@@ -9,7 +9,6 @@ import {
   sold,
   stackEnv,
   testContext,
-  userToken,
 } from "@flashgate/testkit";
 import { type ApiHarness, startApi } from "@flashgate/testkit/purchase-api";
 import type { RowDataPacket } from "mysql2/promise";
@@ -49,16 +48,7 @@ describe("queued admission on the cluster topology", () => {
 
   const buy = (userId: number, sale: { activityId: number; skuId: number }) =>
     api.purchase(userId, sale).then((answer) => ({ userId, ...answer }));
-  async function outcome(userId: number, key: string) {
-    for (;;) {
-      const response = await fetch(`${api.url}/v1/tickets/${key}?wait=10`, {
-        headers: { authorization: `Bearer ${userToken(api.config.AUTH_JWT_SECRET, userId)}` },
-      });
-      expect(response.status).toBe(200);
-      const ticket = (await response.json()) as { state: string };
-      if (ticket.state !== "QUEUED") return ticket.state;
-    }
-  }
+  const outcome = async (userId: number, key: string) => (await api.outcome(userId, key)).state;
   const queueEnds = async () =>
     new Map((await admin.fetchTopicOffsets(purchaseQueue.topic)).map((p) => [p.partition, Number(p.high)]));
 
