@@ -1,6 +1,5 @@
 import { type FlashgateRedis, skuKeys } from "@flashgate/cache";
 import { compareSku } from "@flashgate/sync";
-import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, settledAt, unitsSold } from "../lib/sale.ts";

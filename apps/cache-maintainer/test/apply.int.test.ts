@@ -120,6 +120,29 @@ describe("cache-maintainer applies every committed change", () => {
     await eventually(async () => expect(await c.redis.exists(keys.sku, keys.reservations)).toBe(0));
   });
 
+  it("an activity's admission follows a DBA's SQL: set to queued, its admitted buyers are answered 202 and the queue makes their orders; set back to NULL, they are decided at once", async () => {
+    const queueing = await startApi({ env: { KAFKA_BROKERS: stackEnv().KAFKA_BROKERS } });
+    const dba = await dbaConnection(testContext());
+    try {
+      const sale = freshIds();
+      const admission = async () => c.redis.hget(skuKeys(sale.activityId, sale.skuId).sku, "admission");
+      await createSale(c.pool, { ...sale, units: 10 });
+      await expectConverged(c, sale.activityId, sale.skuId);
+      expect((await queueing.purchase(21, sale)).status).toBe(201);
+      await dba.query("UPDATE activity SET admission = 'queued' WHERE id = ?", [sale.activityId]);
+      await eventually(async () => expect(await admission()).toBe("queued"));
+      const queued = await queueing.purchase(22, sale);
+      expect([queued.status, queued.body.state]).toEqual([202, "QUEUED"]);
+      expect((await queueing.outcome(22, queued.key)).state).toBe("CREATED");
+      await dba.query("UPDATE activity SET admission = NULL WHERE id = ?", [sale.activityId]);
+      await eventually(async () => expect(await admission()).toBe(""));
+      expect((await queueing.purchase(23, sale)).status).toBe(201);
+    } finally {
+      await dba.end();
+      await queueing.close();
+    }
+  }, 120_000);
+
   it("the sale directory follows a DBA's SQL: a SKU inserted is known, ended ENDED, deleted unknown", async () => {
     const sale = freshIds();
     const view = async () =>

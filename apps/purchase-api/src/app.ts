@@ -42,7 +42,7 @@ export interface AppDeps {
   probePool: Pool;
   logger: Logger;
   metrics?: Metrics;
-  /** The purchase queue, where PURCHASE_ADMISSION queues buyers (ADR 0030). */
+  /** The purchase queue, where an activity's admission (else PURCHASE_ADMISSION) queues buyers (ADR 0030). */
   queue?: Pick<PurchaseQueueOptions, "send" | "accepting" | "backlog">;
 }
 
@@ -73,16 +73,13 @@ export function createApp(deps: AppDeps) {
     },
     soldOutCacheMs: config.SOLD_OUT_CACHE_MS,
     subscriber,
-    queue:
-      queue && config.PURCHASE_ADMISSION !== "sync"
-        ? {
-            ...queue,
-            mode: config.PURCHASE_ADMISSION,
-            afterWaitMs: config.QUEUE_AFTER_WAIT_MS,
-            reservationTtlMs: config.QUEUE_RESERVATION_TTL_MS,
-            maxBacklog: config.QUEUE_MAX_BACKLOG,
-          }
-        : undefined,
+    queue: queue && {
+      ...queue,
+      admission: config.PURCHASE_ADMISSION,
+      afterWaitMs: config.QUEUE_AFTER_WAIT_MS,
+      reservationTtlMs: config.QUEUE_RESERVATION_TTL_MS,
+      maxBacklog: config.QUEUE_MAX_BACKLOG,
+    },
     observer,
   });
   const tickets = createTicketService({ redis, readPool, subscriber, maxWaiters: config.TICKET_MAX_WAITERS });

@@ -8,6 +8,7 @@ import {
   parseConfig,
   secret,
 } from "@flashgate/config";
+import { admissions } from "@flashgate/db";
 import { purchaseQueue } from "@flashgate/kafka";
 import { z } from "zod";
 
@@ -47,11 +48,12 @@ const purchaseApiConfigSchema = z
     HTTP_MAX_CONNECTIONS: int(10_000),
     // One client may not hold them all; raise it behind a proxy, whose address every client shares.
     HTTP_MAX_CONNECTIONS_PER_ADDRESS: int(1_000),
-    // Queued admission (ADR 0030). sync: an admitted buyer waits for the database's decision. queued: every
-    // admitted buyer is answered 202 with a ticket and decided by the queue's writers. auto: queued only
-    // while a decision waits longer than QUEUE_AFTER_WAIT_MS for this instance's database slots. queued
-    // and auto need Kafka (KAFKA_BROKERS); with Kafka away, admitted buyers wait for their decision.
-    PURCHASE_ADMISSION: z.enum(["sync", "queued", "auto"]).default("sync"),
+    // Queued admission (ADR 0030), for an activity without an admission of its own. sync: an admitted buyer
+    // waits for the database's decision. queued: every admitted buyer is answered 202 with a ticket and
+    // decided by the queue's writers. auto: queued only while a decision waits longer than
+    // QUEUE_AFTER_WAIT_MS for this instance's database slots. Queueing needs Kafka (KAFKA_BROKERS); with
+    // none, or Kafka away, admitted buyers wait for their decision.
+    PURCHASE_ADMISSION: z.enum(admissions).default("sync"),
     QUEUE_AFTER_WAIT_MS: int(200, 0),
     // A queued buyer's reservation and ticket: beyond the queue's worst wait (QUEUE_MAX_BACKLOG at the
     // writers' pace).

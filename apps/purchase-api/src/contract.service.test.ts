@@ -184,6 +184,13 @@ describe("the API answers as its OpenAPI document says, on every route, success 
     expect(await statusOf(call("PUT", skuPath, { token: admin(), body: skuBody }))).toBe(404);
     expect(await statusOf(call("PUT", activityPath, { token: admin(), body: activity }))).toBe(201);
     expect(await statusOf(call("PUT", activityPath, { token: admin(), body: activity }))).toBe(200);
+    const withAdmission = (admission: unknown) => JSON.stringify({ ...JSON.parse(activity), admission });
+    const queued = await call("PUT", activityPath, { token: admin(), body: withAdmission("queued") });
+    expect(queued.status).toBe(200);
+    expect((queued.body as { admission: string }).admission).toBe("queued");
+    expect(await statusOf(call("PUT", activityPath, { token: admin(), body: withAdmission("later") }))).toBe(
+      400,
+    );
     expect(await statusOf(call("PUT", activityPath, { token: admin(), body: "{}" }))).toBe(400);
     expect(await statusOf(call("PUT", activityPath, { token: admin(), body: big }))).toBe(413);
     expect(await statusOf(call("PUT", activityPath, { body: activity }))).toBe(401);

@@ -68,11 +68,11 @@ export async function startPurchaseApi(
       caFile: config.KAFKA_CA_FILE,
       sasl: config.KAFKA_SASL,
     });
-  const queueing = config.PURCHASE_ADMISSION !== "sync";
   const writing = config.QUEUE_WRITER === "on";
-  // The queue's backlog and arrival rate: where this instance queues buyers, and where its writer yields.
-  const backlog = kafka && (queueing || writing) ? followQueueBacklog(kafka, 1000, logger) : undefined;
-  const queue = kafka && backlog && queueing ? queueAdmission(kafka, backlog, config, logger) : undefined;
+  // The queue's backlog and arrival rate: where this instance queues buyers (an activity may ask for the
+  // queue whatever PURCHASE_ADMISSION says), and where its writer yields.
+  const backlog = kafka ? followQueueBacklog(kafka, 1000, logger) : undefined;
+  const queue = kafka && backlog ? queueAdmission(kafka, backlog, config, logger) : undefined;
   const app = createApp({ config, redis, subscriber, pool, readPool, probePool, logger, queue });
   if (backlog) setInterval(() => app.metrics.queueBacklog.set(backlog.backlog()), 1000).unref();
   const writer =
@@ -131,8 +131,8 @@ async function listenForMetrics(listener: RequestListener, port: number, host: s
 }
 
 /**
- * Where this instance queues buyers (PURCHASE_ADMISSION queued or auto, ADR 0030): the queue's producer
- * and its backlog. Kafka away at start is not fatal: buyers wait for their decision until it answers.
+ * Where this instance queues buyers (by their activity's admission, else PURCHASE_ADMISSION; ADR 0030): the
+ * queue's producer and its backlog. Kafka away at start is not fatal: buyers wait for their decision until it answers.
  */
 function queueAdmission(kafka: Kafka, backlog: QueueBacklog, config: PurchaseApiConfig, logger: Logger) {
   void ensurePurchaseQueue(kafka, config.QUEUE_PARTITIONS).catch((error) =>

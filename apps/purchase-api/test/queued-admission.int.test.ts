@@ -70,9 +70,9 @@ describe("queued admission: every 202 becomes exactly one order or a told refusa
     Promise.all(users.map(async (userId) => ({ userId, ...(await api.purchase(userId, sale)) })));
   const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
 
-  async function newSale(units: number) {
+  async function newSale(units: number, admission?: "sync" | "queued" | "auto") {
     const sale = freshIds();
-    await createSale(api.pool, { ...sale, units });
+    await createSale(api.pool, { ...sale, units, admission });
     await api.load(sale.activityId, sale.skuId);
     return sale;
   }
@@ -155,6 +155,30 @@ describe("queued admission: every 202 becomes exactly one order or a told refusa
     expect(new Set(orders.map((o) => o.requestId))).toEqual(new Set(queued.map((answer) => answer.key)));
     expect(sold(await skuInDatabase(api.pool, sale.activityId, sale.skuId))).toBe(20);
     await expectReservationsSettled(sale);
+  }, 120_000);
+
+  it("an activity's own admission decides over the API's: a queued activity is queued where the API decides at once, a sync one decided at once where it queues", async () => {
+    const deciding = await startApi({ env: { KAFKA_BROKERS: brokers, QUEUE_WRITER: "off" } });
+    try {
+      const queuedSale = await newSale(10, "queued");
+      const plainSale = await newSale(10);
+      const syncSale = await newSale(10, "sync");
+      const atQueuedSale = await Promise.all(
+        range(4000, 5).map(async (userId) => ({ userId, ...(await deciding.purchase(userId, queuedSale)) })),
+      );
+      expect(atQueuedSale.map((answer) => answer.status)).toEqual(Array(5).fill(202));
+      expect((await deciding.purchase(4010, plainSale)).status).toBe(201);
+      // The API that queues every activity without its own admission decides the sync activity's buyers at once.
+      expect((await api.purchase(4011, syncSale)).status).toBe(201);
+      const atPlainSale = await api.purchase(4012, plainSale);
+      expect(atPlainSale.status).toBe(202);
+      const outcomes = await Promise.all(atQueuedSale.map((answer) => outcome(answer.userId, answer.key)));
+      expect(outcomes.map((o) => o.state)).toEqual(Array(5).fill("CREATED"));
+      expect((await outcome(4012, atPlainSale.key)).state).toBe("CREATED");
+      expect(sold(await skuInDatabase(api.pool, queuedSale.activityId, queuedSale.skuId))).toBe(5);
+    } finally {
+      await deciding.close();
+    }
   }, 120_000);
 
   it("the writer killed with SIGKILL mid-sale and started again: no ticket lost, nothing sold twice", async () => {

@@ -192,7 +192,12 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
 
   it("a load keeps a sale window applied after its read; an older window change is skipped", async () => {
     const { ids, keys } = await loaded();
-    const window = { startsMs: Date.now() - 5000, endsMs: Date.now() + 2 * hour, rebuy: true };
+    const window = {
+      startsMs: Date.now() - 5000,
+      endsMs: Date.now() + 2 * hour,
+      rebuy: true,
+      admission: "queued",
+    };
     expect(await applyActivityChange(redis, ids.activityId, { position: at(5000), ...window })).toEqual({
       applied: 1,
       failed: [],
@@ -200,13 +205,19 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
     expect(
       (await applyActivityChange(redis, ids.activityId, { position: at(4000), ...window })).applied,
     ).toBe(0);
-    await writeSkuLoad(redis, ids.activityId, ids.skuId, snapshot({ position: at(4500) }));
-    expect(await redis.hmget(keys.sku, "ends_ms", "rebuy", "apos", "pos")).toEqual([
+    await writeSkuLoad(redis, ids.activityId, ids.skuId, snapshot({ position: at(4500), admission: "auto" }));
+    expect(await redis.hmget(keys.sku, "ends_ms", "rebuy", "admission", "apos", "pos")).toEqual([
       String(window.endsMs),
       "1",
+      "queued",
       at(5000),
       at(4500),
     ]);
+    // A load read after the window change brings the activity as it is now; null is the API's own admission.
+    await writeSkuLoad(redis, ids.activityId, ids.skuId, snapshot({ position: at(6000), admission: null }));
+    expect(await redis.hmget(keys.sku, "admission", "apos")).toEqual(["", at(6000)]);
+    await writeSkuLoad(redis, ids.activityId, ids.skuId, snapshot({ position: at(7000), admission: "auto" }));
+    expect(await redis.hget(keys.sku, "admission")).toBe("auto");
   });
 
   it("keeps nothing of a sale that ended more than a day ago", async () => {

@@ -36,6 +36,8 @@ export interface ActivityWindow {
   startsMs: number;
   endsMs: number;
   rebuy: boolean;
+  /** sync, queued or auto; none or null: as the purchase API's PURCHASE_ADMISSION. */
+  admission?: string | null;
 }
 
 /**
@@ -60,6 +62,7 @@ export async function applyActivityChange(
         window.endsMs,
         window.rebuy ? 1 : 0,
         endedGraceMs,
+        window.admission ?? "",
       );
     }),
   );

@@ -40,6 +40,7 @@ export { type Lease, takeLease } from "./lease.ts";
 export { type LoadResult, type SkuLoad, writeSkuLoad } from "./load.ts";
 export {
   type FastPathLimits,
+  type Queueing,
   type ReserveInput,
   type ReserveOutcome,
   releaseReservation,

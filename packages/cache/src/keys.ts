@@ -2,6 +2,7 @@
  * Redis layout of one SKU. Every key carries the hash tag {a:s}, so each Lua call touches one slot and
  * runs unchanged on Redis Cluster.
  *   fg:{a:s}:sku      hash   available (as applied), price_cents, currency, starts_ms, ends_ms, rebuy,
+ *                            admission (the activity's; empty: the API's PURCHASE_ADMISSION),
  *                            pos (last applied binlog position), lag sample fields, and the buyers:
  *                            b:<user id> for each user holding an order that blocks another purchase,
  *                            their count in `buyers`. In the SKU's own hash, one HMGET answers a

@@ -17,6 +17,8 @@ export interface SkuLoad {
   startsAt: Date;
   endsAt: Date;
   rebuyAfterClose: boolean;
+  /** How its admitted buyers are answered (sync, queued, auto); null: as the purchase API's default. */
+  admission: string | null;
   /** Users whose order blocks another purchase, ascending. */
   buyers: string[];
 }
@@ -67,6 +69,7 @@ export async function writeSkuLoad(
     options.force ? 1 : 0,
     unitsBackChannel,
     skuRef(activityId, skuId),
+    snapshot.admission ?? "",
   );
   await redis.sadd(activitySkusKey(activityId), String(skuId));
   return applied === 1 ? "loaded" : "newer_in_cache";

@@ -2,7 +2,7 @@ import { fastRedisUrl, freshIds } from "@flashgate/testkit";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buyerField, skuKeys } from "./keys.ts";
-import { releaseReservation, reserveUnit } from "./reserve.ts";
+import { type Queueing, releaseReservation, reserveUnit } from "./reserve.ts";
 import { type FlashgateRedis, withScripts } from "./scripts.ts";
 
 const limits = { reservationTtlMs: 15_000, rateLimit: 3, rateWindowMs: 1000 };
@@ -16,7 +16,13 @@ describe("reserve.lua and release.lua, on Redis alone", () => {
   afterAll(() => redis.disconnect());
 
   /** A SKU as the maintainer leaves it: `available` from MySQL, its window, its buyers. */
-  async function sku(fields: { available: number; startsMs?: number; endsMs?: number; buyers?: string[] }) {
+  async function sku(fields: {
+    available: number;
+    startsMs?: number;
+    endsMs?: number;
+    buyers?: string[];
+    admission?: string;
+  }) {
     const ids = freshIds();
     const keys = skuKeys(ids.activityId, ids.skuId);
     await redis.hset(keys.sku, {
@@ -24,6 +30,7 @@ describe("reserve.lua and release.lua, on Redis alone", () => {
       available: fields.available,
       starts_ms: fields.startsMs ?? now - 60_000,
       ends_ms: fields.endsMs ?? now + 60_000,
+      ...(fields.admission === undefined ? {} : { admission: fields.admission }),
       ...Object.fromEntries((fields.buyers ?? []).map((user) => [buyerField(user), 1])),
     });
     const reserve = (userId: string, requestId = `r-${userId}`, at = now, custom = limits) =>
@@ -33,11 +40,55 @@ describe("reserve.lua and release.lua, on Redis alone", () => {
 
   it("reserves while units remain, counting reservations in flight against them", async () => {
     const { keys, reserve } = await sku({ available: 2 });
-    expect(await reserve("1")).toEqual({ outcome: "RESERVED", effectiveAvailable: 2 });
-    expect(await reserve("2")).toEqual({ outcome: "RESERVED", effectiveAvailable: 1 });
+    expect(await reserve("1")).toEqual({ outcome: "RESERVED", effectiveAvailable: 2, queued: false });
+    expect(await reserve("2")).toEqual({ outcome: "RESERVED", effectiveAvailable: 1, queued: false });
     expect(await reserve("3")).toEqual({ outcome: "SOLD_OUT" });
     expect(await redis.zscore(keys.reservations, "1")).toBe(String(now + limits.reservationTtlMs));
     expect(await redis.hget(keys.reservationRequests, "2")).toBe("r-2");
+  });
+
+  it("sends a buyer to the queue by their activity's admission, else the API's, and only while the queue takes buyers; a queued reservation lasts the queue's ttl", async () => {
+    const queueTtlMs = 600_000;
+    const cases: [
+      admission: string | undefined,
+      fallback: Queueing["fallback"],
+      now: Queueing["now"],
+      queued: boolean,
+    ][] = [
+      [undefined, "sync", "calm", false],
+      [undefined, "queued", "calm", true],
+      ["", "queued", "calm", true],
+      [undefined, "auto", "calm", false],
+      [undefined, "auto", "busy", true],
+      ["sync", "queued", "busy", false],
+      ["queued", "sync", "calm", true],
+      ["queued", "sync", "off", false],
+      ["auto", "sync", "calm", false],
+      ["auto", "sync", "busy", true],
+      ["auto", "queued", "off", false],
+    ];
+    for (const [admission, fallback, queueNow, queued] of cases) {
+      const { keys, ids } = await sku({ available: 1, admission });
+      const reserved = await reserveUnit(
+        redis,
+        { ...ids, userId: "1", requestId: "r-1", nowMs: now },
+        limits,
+        {
+          fallback,
+          now: queueNow,
+          reservationTtlMs: queueTtlMs,
+        },
+      );
+      expect({ admission, fallback, queueNow, reserved }).toEqual({
+        admission,
+        fallback,
+        queueNow,
+        reserved: { outcome: "RESERVED", effectiveAvailable: 1, queued },
+      });
+      expect(await redis.zscore(keys.reservations, "1")).toBe(
+        String(now + (queued ? queueTtlMs : limits.reservationTtlMs)),
+      );
+    }
   });
 
   it("answers NOT_LOADED for a SKU with no state, and writes nothing", async () => {
@@ -98,7 +149,11 @@ describe("reserve.lua and release.lua, on Redis alone", () => {
     expect((await reserve("1")).outcome).toBe("RESERVED");
     expect(await reserve("2")).toEqual({ outcome: "SOLD_OUT" });
     const later = now + limits.reservationTtlMs + 1;
-    expect(await reserve("2", "r-2", later)).toEqual({ outcome: "RESERVED", effectiveAvailable: 1 });
+    expect(await reserve("2", "r-2", later)).toEqual({
+      outcome: "RESERVED",
+      effectiveAvailable: 1,
+      queued: false,
+    });
     expect(await redis.zrange(keys.reservations, "0", "-1")).toEqual(["2"]);
     expect(await redis.hkeys(keys.reservationRequests)).toEqual(["2"]);
   });
@@ -110,6 +165,6 @@ describe("reserve.lua and release.lua, on Redis alone", () => {
     expect(await redis.zcard(keys.reservations)).toBe(1);
     expect(await releaseReservation(redis, { ...ids, userId: "1", requestId: "mine" })).toBe(true);
     expect(await redis.exists(keys.reservations, keys.reservationRequests)).toBe(0);
-    expect(await reserve("2")).toEqual({ outcome: "RESERVED", effectiveAvailable: 1 });
+    expect(await reserve("2")).toEqual({ outcome: "RESERVED", effectiveAvailable: 1, queued: false });
   });
 });

@@ -2,7 +2,7 @@ import { skuKeys } from "./keys.ts";
 import type { FlashgateRedis } from "./scripts.ts";
 
 export type ReserveOutcome =
-  | { outcome: "RESERVED"; effectiveAvailable: number }
+  | { outcome: "RESERVED"; effectiveAvailable: number; queued: boolean }
   | { outcome: "NOT_LOADED" }
   | { outcome: "RATE_LIMITED"; retryAfterMs: number }
   | { outcome: "NOT_STARTED" }
@@ -25,8 +25,24 @@ export interface FastPathLimits {
   rateWindowMs: number;
 }
 
+/** Which admitted buyers this API queues now (ADR 0030), by their activity's admission. */
+export interface Queueing {
+  /** The admission of an activity without its own (PURCHASE_ADMISSION). */
+  fallback: "sync" | "queued" | "auto";
+  /** off: nobody is queued (no queue, or it refuses sends); calm: queued activities'; busy: auto ones' too. */
+  now: "off" | "calm" | "busy";
+  /** How long a queued buyer's reservation lasts: beyond the queue's worst wait. */
+  reservationTtlMs: number;
+}
+
+const noQueue: Queueing = { fallback: "sync", now: "off", reservationTtlMs: 0 };
+
 /** The KEYS, then the ARGV, of one reserve.lua call (see the script's header); the bench replays them. */
-export function reserveArguments(input: ReserveInput, limits: FastPathLimits): (string | number)[] {
+export function reserveArguments(
+  input: ReserveInput,
+  limits: FastPathLimits,
+  queueing: Queueing = noQueue,
+): (string | number)[] {
   const keys = skuKeys(input.activityId, input.skuId);
   return [
     keys.sku,
@@ -39,6 +55,9 @@ export function reserveArguments(input: ReserveInput, limits: FastPathLimits): (
     limits.reservationTtlMs,
     limits.rateLimit,
     limits.rateWindowMs,
+    queueing.reservationTtlMs,
+    queueing.fallback,
+    queueing.now,
   ];
 }
 
@@ -47,14 +66,15 @@ export async function reserveUnit(
   redis: FlashgateRedis,
   input: ReserveInput,
   limits: FastPathLimits,
+  queueing?: Queueing,
 ): Promise<ReserveOutcome> {
-  const reply = (await redis.fgReserve(...reserveArguments(input, limits))) as
+  const reply = (await redis.fgReserve(...reserveArguments(input, limits, queueing))) as
     | string
-    | [string, number | string];
-  const [outcome, detail] = typeof reply === "string" ? [reply, undefined] : reply;
+    | [string, number | string, number?];
+  const [outcome, detail, queued] = typeof reply === "string" ? [reply, undefined, undefined] : reply;
   switch (outcome) {
     case "RESERVED":
-      return { outcome, effectiveAvailable: Number(detail) };
+      return { outcome, effectiveAvailable: Number(detail), queued: queued === 1 };
     case "RATE_LIMITED":
       return { outcome, retryAfterMs: Math.max(1, Number(detail)) };
     case "IN_FLIGHT":

@@ -60,18 +60,21 @@ describe("toSaleChange", () => {
 });
 
 describe("toActivityChange", () => {
-  it("maps the sale window and the rebuy policy", () => {
-    const change = toActivityChange(
-      event("activity", "u", null, { id: 9, starts_at: 1, ends_at: 2, rebuy_after_close: 1 }),
-    );
-    expect(change).toEqual({
+  it("maps the sale window, the rebuy policy and the admission (none in an image from before its column)", () => {
+    const row = { id: 9, starts_at: 1, ends_at: 2, rebuy_after_close: 1 };
+    expect(toActivityChange(event("activity", "u", null, { ...row, admission: "queued" }))).toEqual({
       kind: "activity",
       activityId: 9,
       position: "00000001:0000000000100:000000",
       startsMs: 1,
       endsMs: 2,
       rebuy: true,
+      admission: "queued",
     });
+    expect(toActivityChange(event("activity", "u", null, { ...row, admission: null }))).toMatchObject({
+      admission: null,
+    });
+    expect(toActivityChange(event("activity", "u", null, row))).toMatchObject({ admission: null });
     expect(toActivityChange(event("activity", "d", { id: 9 }, null))).toMatchObject({
       kind: "activity-gone",
       activityId: 9,

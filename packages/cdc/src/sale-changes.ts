@@ -23,6 +23,8 @@ const activityRow = z.object({
   starts_at: z.number(),
   ends_at: z.number(),
   rebuy_after_close: z.union([z.boolean(), z.number()]),
+  // Absent from the images written before migration 006 added it.
+  admission: z.string().nullish(),
 });
 
 /** What changed in one SKU's rows, as the cache applies it (apply.lua reads these fields). */
@@ -54,6 +56,8 @@ export type ActivityChange =
       startsMs: number;
       endsMs: number;
       rebuy: boolean;
+      /** sync, queued or auto; null: as the purchase API's PURCHASE_ADMISSION. */
+      admission: string | null;
     }
   | { kind: "activity-gone"; activityId: number; position: BinlogPosition };
 
@@ -126,5 +130,6 @@ export function toActivityChange(event: ChangeEvent): ActivityChange {
     startsMs: row.starts_at,
     endsMs: row.ends_at,
     rebuy: Boolean(row.rebuy_after_close),
+    admission: row.admission ?? null,
   };
 }

@@ -963,6 +963,11 @@ export interface operations {
                     paymentTimeoutS?: number;
                     /** @default false */
                     rebuyAfterClose?: boolean;
+                    /**
+                     * @description How its admitted buyers are answered: sync (the order, once the database decided), queued (202 and a ticket), auto (queued while decisions wait); null: as the purchase API's PURCHASE_ADMISSION
+                     * @default null
+                     */
+                    admission?: ("sync" | "queued" | "auto") | null;
                 };
             };
         };
@@ -980,6 +985,8 @@ export interface operations {
                         endsAt: string;
                         paymentTimeoutS: number;
                         rebuyAfterClose: boolean;
+                        /** @description How its admitted buyers are answered: sync (the order, once the database decided), queued (202 and a ticket), auto (queued while decisions wait); null: as the purchase API's PURCHASE_ADMISSION */
+                        admission: ("sync" | "queued" | "auto") | null;
                         /** @enum {string} */
                         result: "created" | "updated";
                     };
@@ -998,6 +1005,8 @@ export interface operations {
                         endsAt: string;
                         paymentTimeoutS: number;
                         rebuyAfterClose: boolean;
+                        /** @description How its admitted buyers are answered: sync (the order, once the database decided), queued (202 and a ticket), auto (queued while decisions wait); null: as the purchase API's PURCHASE_ADMISSION */
+                        admission: ("sync" | "queued" | "auto") | null;
                         /** @enum {string} */
                         result: "created" | "updated";
                     };

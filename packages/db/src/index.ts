@@ -52,6 +52,8 @@ export { readSaleDirectory, type SaleDirectoryRead } from "./sale-directory.ts";
 export { readSku, readSkuSnapshot, type SkuAbsence, type SkuSnapshot } from "./sku-snapshot.ts";
 export {
   type ActivityInput,
+  type Admission,
+  admissions,
   type RestockResult,
   restock,
   type SkuDatabaseView,

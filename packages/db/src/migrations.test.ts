@@ -10,6 +10,7 @@ describe("migration files", () => {
       [3, "user scoped keys"],
       [4, "stock version"],
       [5, "lost change"],
+      [6, "activity admission"],
     ]);
     expect(migrations[0].statements).toHaveLength(7);
     expect(migrations[0].statements.every((sql) => sql.startsWith("CREATE TABLE IF NOT EXISTS"))).toBe(true);

@@ -14,11 +14,19 @@ describe("reading a SKU for the cache, fenced by the binlog, on the database alo
   });
   afterAll(async () => pool.end());
 
-  it("reads stock, price, window, rebuy and the blocking buyers in user order, at a position not after the read", async () => {
+  it("reads stock, price, window, rebuy, admission and the blocking buyers in user order, at a position not after the read", async () => {
     const ids = freshIds();
     const startsAt = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
     const endsAt = new Date(startsAt.getTime() + 3_600_000);
-    await createSale(pool, { ...ids, units: 5, priceCents: 4200, startsAt, endsAt, rebuyAfterClose: true });
+    await createSale(pool, {
+      ...ids,
+      units: 5,
+      priceCents: 4200,
+      startsAt,
+      endsAt,
+      rebuyAfterClose: true,
+      admission: "auto",
+    });
     const key = (user: number) => `s-${ids.activityId}-${user}`;
     let lastOrderId = "";
     for (const user of [30, 4, 200]) {
@@ -39,6 +47,7 @@ describe("reading a SKU for the cache, fenced by the binlog, on the database alo
       startsAt,
       endsAt,
       rebuyAfterClose: true,
+      admission: "auto",
       buyers: ["4", "30"],
     });
     expect(snapshot?.binlogPos).toBeGreaterThanOrEqual(before.pos);

@@ -1,6 +1,7 @@
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { binlogCoordinates } from "./binlog-source.ts";
 import { errnoOf, serverErrors } from "./errors.ts";
+import type { Admission } from "./stock.ts";
 
 export interface SkuSnapshot {
   binlogFile: string;
@@ -11,6 +12,8 @@ export interface SkuSnapshot {
   startsAt: Date;
   endsAt: Date;
   rebuyAfterClose: boolean;
+  /** How its admitted buyers are answered; null: as the purchase API's PURCHASE_ADMISSION. */
+  admission: Admission | null;
   /** Users whose order blocks another purchase (live, or closed without rebuy), ascending. */
   buyers: string[];
 }
@@ -78,7 +81,8 @@ async function readLocked(pool: Pool, activityId: number, skuId: number): Promis
         sku,
       );
       const [rows] = await connection.query<RowDataPacket[]>(
-        `SELECT s.available, s.price_cents, s.currency, a.starts_at, a.ends_at, a.rebuy_after_close
+        `SELECT s.available, s.price_cents, s.currency, a.starts_at, a.ends_at, a.rebuy_after_close,
+                a.admission
            FROM sale_stock s LEFT JOIN activity a ON a.id = s.activity_id WHERE s.activity_id = ? AND s.sku_id = ?
            LOCK IN SHARE MODE`,
         sku,
@@ -102,6 +106,7 @@ async function readLocked(pool: Pool, activityId: number, skuId: number): Promis
         startsAt: row.starts_at,
         endsAt: row.ends_at,
         rebuyAfterClose: Boolean(row.rebuy_after_close),
+        admission: row.admission ?? null,
         buyers: buyers.map((buyer) => String(buyer.user_id)),
       };
     } finally {

@@ -38,18 +38,31 @@ describe("the back-office's SQL, on the database alone", () => {
     expect(await activity(activityId)).toBe("created");
     const endsAt = new Date(Math.floor(Date.now() / 1000) * 1000 + 2 * hour);
     expect(
-      await activity(activityId, { name: "renamed", endsAt, paymentTimeoutS: 60, rebuyAfterClose: true }),
+      await activity(activityId, {
+        name: "renamed",
+        endsAt,
+        paymentTimeoutS: 60,
+        rebuyAfterClose: true,
+        admission: "queued",
+      }),
     ).toBe("updated");
-    const [rows] = await pool.query<RowDataPacket[]>(
-      "SELECT name, ends_at, payment_timeout_s, rebuy_after_close FROM activity WHERE id = ?",
-      [activityId],
-    );
-    expect({ ...rows[0], rebuy_after_close: Boolean(rows[0].rebuy_after_close) }).toEqual({
+    const read = async () => {
+      const [rows] = await pool.query<RowDataPacket[]>(
+        "SELECT name, ends_at, payment_timeout_s, rebuy_after_close, admission FROM activity WHERE id = ?",
+        [activityId],
+      );
+      return { ...rows[0], rebuy_after_close: Boolean(rows[0].rebuy_after_close) } as Record<string, unknown>;
+    };
+    expect(await read()).toEqual({
       name: "renamed",
       ends_at: endsAt,
       payment_timeout_s: 60,
       rebuy_after_close: true,
+      admission: "queued",
     });
+    // Saved without one, the activity follows the API's admission again.
+    await activity(activityId);
+    expect((await read()).admission).toBeNull();
   });
 
   it("creates a SKU with its initial stock ledgered; an update changes the price only", async () => {

@@ -1,6 +1,10 @@
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { inserted } from "./errors.ts";
 
+/** How an activity's admitted buyers are answered (ADR 0030); an activity without one follows the API's. */
+export const admissions = ["sync", "queued", "auto"] as const;
+export type Admission = (typeof admissions)[number];
+
 export interface ActivityInput {
   id: number;
   name: string;
@@ -8,6 +12,8 @@ export interface ActivityInput {
   endsAt: Date;
   paymentTimeoutS: number;
   rebuyAfterClose: boolean;
+  /** None or null: as the purchase API's PURCHASE_ADMISSION. */
+  admission?: Admission | null;
 }
 
 /**
@@ -21,16 +27,17 @@ export async function upsertActivity(pool: Pool, activity: ActivityInput): Promi
     activity.endsAt,
     activity.paymentTimeoutS,
     activity.rebuyAfterClose,
+    activity.admission ?? null,
   ];
   const created = await inserted(
     pool.query(
-      "INSERT INTO activity (id, name, starts_at, ends_at, payment_timeout_s, rebuy_after_close) VALUES (?, ?, ?, ?, ?, ?)",
+      "INSERT INTO activity (id, name, starts_at, ends_at, payment_timeout_s, rebuy_after_close, admission) VALUES (?, ?, ?, ?, ?, ?, ?)",
       [activity.id, ...values],
     ),
   );
   if (created) return "created";
   await pool.query(
-    "UPDATE activity SET name = ?, starts_at = ?, ends_at = ?, payment_timeout_s = ?, rebuy_after_close = ? WHERE id = ?",
+    "UPDATE activity SET name = ?, starts_at = ?, ends_at = ?, payment_timeout_s = ?, rebuy_after_close = ?, admission = ? WHERE id = ?",
     [...values, activity.id],
   );
   return "updated";

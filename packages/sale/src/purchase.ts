@@ -4,6 +4,7 @@ import {
   forgetPlace,
   lookupDirectory,
   type QueuedPlace,
+  type Queueing,
   type RedisClient,
   type ReserveOutcome,
   readTicket,
@@ -75,8 +76,11 @@ export interface PurchaseServiceOptions {
 
 /** Queued admission (ADR 0030). */
 export interface PurchaseQueueOptions {
-  /** queued: every admitted buyer is queued; auto: those admitted while a decision waits past `afterWaitMs`. */
-  mode: "queued" | "auto";
+  /**
+   * The admission of an activity without its own: sync, every admitted buyer decided at once; queued, every
+   * one queued; auto, those admitted while a decision waits past `afterWaitMs`.
+   */
+  admission: Queueing["fallback"];
   afterWaitMs: number;
   /** How long a queued buyer's reservation (and ticket) lasts: beyond the queue's worst wait. */
   reservationTtlMs: number;
@@ -119,16 +123,17 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
   };
 
   const { queue } = options;
-  const queuedLimits = queue && { ...limits, reservationTtlMs: queue.reservationTtlMs };
-  /** Whether the buyer about to be admitted goes to the queue rather than wait for a decision. */
-  const queueing = () =>
-    queue !== undefined &&
-    queue.accepting() &&
-    (queue.mode === "queued" || batcher.oldestWaitMs() > queue.afterWaitMs);
+  /** Which buyers the script sends to the queue, by their activity's admission, as this instance stands now. */
+  const queueing = (): Queueing | undefined =>
+    queue && {
+      fallback: queue.admission,
+      now: !queue.accepting() ? "off" : batcher.oldestWaitMs() > queue.afterWaitMs ? "busy" : "calm",
+      reservationTtlMs: queue.reservationTtlMs,
+    };
 
-  async function fastPath(request: PurchaseInput, queued: boolean): Promise<ReserveOutcome | "REDIS_DOWN"> {
+  async function fastPath(request: PurchaseInput): Promise<ReserveOutcome | "REDIS_DOWN"> {
     try {
-      return await reserveUnit(redis, request, queued && queuedLimits ? queuedLimits : limits);
+      return await reserveUnit(redis, request, limits, queueing());
     } catch (error) {
       observer.dependencyFailed("redis", "reserve", error);
       return "REDIS_DOWN";
@@ -332,13 +337,12 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
   }
 
   async function throughRedis(request: PurchaseInput, traceId: string): Promise<PurchaseResult> {
-    const queued = queueing();
-    const fast = await fastPath(request, queued);
+    const fast = await fastPath(request);
     if (fast === "REDIS_DOWN") return refusals.cacheDown;
     switch (fast.outcome) {
       case "RESERVED":
         observer.reservations(1);
-        return queued && queue ? enqueue(request, queue, traceId) : decide(request, "counted");
+        return fast.queued && queue ? enqueue(request, queue, traceId) : decide(request, "counted");
       case "IN_FLIGHT":
         // The same key again while its first attempt is unresolved: the transaction is idempotent on the key.
         if (fast.requestId === request.requestId)

@@ -19,6 +19,7 @@ export const openSkuLoad = (fields: Partial<SkuLoad> = {}): SkuLoad => ({
   startsAt: new Date(Date.now() - hour),
   endsAt: new Date(Date.now() + hour),
   rebuyAfterClose: false,
+  admission: null,
   buyers: [],
   ...fields,
 });

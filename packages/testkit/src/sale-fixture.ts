@@ -8,6 +8,8 @@ export interface ActivityFixture {
   endsAt?: Date;
   rebuyAfterClose?: boolean;
   paymentTimeoutS?: number;
+  /** sync, queued or auto; none: as the purchase API's PURCHASE_ADMISSION. */
+  admission?: "sync" | "queued" | "auto";
 }
 
 export interface SkuFixture {
@@ -20,12 +22,14 @@ export type SaleFixture = ActivityFixture & SkuFixture;
 
 /**
  * Creates an activity the way a DBA would, with plain SQL: open from a minute ago for an hour unless
- * told otherwise; created again, its window and rebuy rule are updated.
+ * told otherwise; created again, its window, rebuy rule and admission are updated.
  */
 export async function createActivity(pool: Pool, activity: ActivityFixture): Promise<void> {
   await pool.query(
-    `INSERT INTO activity (id, name, starts_at, ends_at, payment_timeout_s, rebuy_after_close) VALUES (?, ?, ?, ?, ?, ?)
-     ON DUPLICATE KEY UPDATE starts_at = VALUES(starts_at), ends_at = VALUES(ends_at), rebuy_after_close = VALUES(rebuy_after_close)`,
+    `INSERT INTO activity (id, name, starts_at, ends_at, payment_timeout_s, rebuy_after_close, admission)
+     VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON DUPLICATE KEY UPDATE starts_at = VALUES(starts_at), ends_at = VALUES(ends_at),
+       rebuy_after_close = VALUES(rebuy_after_close), admission = VALUES(admission)`,
     [
       activity.activityId,
       activity.name ?? `test sale ${activity.activityId}`,
@@ -33,6 +37,7 @@ export async function createActivity(pool: Pool, activity: ActivityFixture): Pro
       activity.endsAt ?? new Date(Date.now() + 3600_000),
       activity.paymentTimeoutS ?? 900,
       activity.rebuyAfterClose ?? false,
+      activity.admission ?? null,
     ],
   );
 }

@@ -1,4 +1,5 @@
 import { isRequestId } from "@flashgate/auth";
+import { admissions } from "@flashgate/db";
 import { type BackOffice, driftVerdicts } from "@flashgate/sale";
 import { type Handler, Hono } from "hono";
 import { z } from "zod";
@@ -8,6 +9,13 @@ import { type Guards, keyPattern, type Operation, pathIds, serve } from "../oper
 import { currencySchema, orderJson, orderSchema } from "../order-json.ts";
 import { ApiError } from "../problem.ts";
 
+const admissionSchema = z
+  .enum(admissions)
+  .nullable()
+  .describe(
+    "How its admitted buyers are answered: sync (the order, once the database decided), queued (202 and a ticket), auto (queued while decisions wait); null: as the purchase API's PURCHASE_ADMISSION",
+  );
+
 const activityBody = z
   .strictObject({
     name: z.string().min(1).max(200),
@@ -15,6 +23,7 @@ const activityBody = z
     endsAt: z.iso.datetime({ offset: true }),
     paymentTimeoutS: z.number().int().min(10).max(86_400).default(900),
     rebuyAfterClose: z.boolean().default(false),
+    admission: admissionSchema.default(null),
   })
   .refine((a) => Date.parse(a.endsAt) > Date.parse(a.startsAt), {
     message: "endsAt must be after startsAt",
@@ -46,6 +55,7 @@ const activitySavedSchema = z.strictObject({
   endsAt: z.string(),
   paymentTimeoutS: z.number().int(),
   rebuyAfterClose: z.boolean(),
+  admission: admissionSchema,
   result: saved,
 });
 
@@ -164,6 +174,7 @@ export function adminRoutes(backOffice: BackOffice, guards: Guards) {
       endsAt: new Date(value.endsAt),
       paymentTimeoutS: value.paymentTimeoutS,
       rebuyAfterClose: value.rebuyAfterClose,
+      admission: value.admission,
     });
     const body: z.output<typeof activitySavedSchema> = { id, ...value, result };
     return c.json(body, result === "created" ? 201 : 200);

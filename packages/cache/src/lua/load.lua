@@ -10,7 +10,8 @@
 -- ARGV: 1 pos, 2 available, 3 price_cents, 4 currency, 5 starts_ms, 6 ends_ms, 7 rebuy (0/1),
 --       8 grace after the sale ends (ms), 9 buyer count, 10 force (1: the binlog source changed, so the
 --       positions in the cache belong to another binlog and fence nothing), 11 units-back channel,
---       12 "<activity>:<sku>" (a rebuild may bring units back: API instances drop their snapshots)
+--       12 "<activity>:<sku>" (a rebuild may bring units back: API instances drop their snapshots),
+--       13 admission (sync, queued, auto; empty: the purchase API's default)
 local force = ARGV[10] == '1'
 local current = redis.call('HGET', KEYS[1], 'pos')
 if current and current > ARGV[1] and not force then
@@ -18,12 +19,13 @@ if current and current > ARGV[1] and not force then
   return 0
 end
 
-local window = redis.call('HMGET', KEYS[1], 'apos', 'starts_ms', 'ends_ms', 'rebuy')
+local window = redis.call('HMGET', KEYS[1], 'apos', 'starts_ms', 'ends_ms', 'rebuy', 'admission')
 if force or not (window[1] and window[1] > ARGV[1]) then
-  window = { ARGV[1], ARGV[5], ARGV[6], ARGV[7] }
+  window = { ARGV[1], ARGV[5], ARGV[6], ARGV[7], ARGV[13] }
 end
 redis.call('HSET', KEYS[4], 'pos', ARGV[1], 'available', ARGV[2], 'price_cents', ARGV[3], 'currency', ARGV[4],
-  'apos', window[1], 'starts_ms', window[2], 'ends_ms', window[3], 'rebuy', window[4], 'buyers', ARGV[9])
+  'apos', window[1], 'starts_ms', window[2], 'ends_ms', window[3], 'rebuy', window[4],
+  'admission', window[5] or '', 'buyers', ARGV[9])
 
 for _, user in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
   if redis.call('HEXISTS', KEYS[4], buyer_prefix .. user) == 1 then

@@ -1,14 +1,17 @@
 -- The whole fast path in one round trip on one slot.
 -- KEYS: 1 sku hash (with its buyers as fields <buyer_prefix><user>), 2 reservations zset, 3 reservation requests hash,
 --       4 user's rate counter
--- ARGV: 1 user id, 2 request id, 3 now (ms), 4 reservation ttl (ms), 5 rate limit, 6 rate window (ms)
+-- ARGV: 1 user id, 2 request id, 3 now (ms), 4 reservation ttl (ms), 5 rate limit, 6 rate window (ms),
+--       7 a queued buyer's reservation ttl (ms), 8 the admission of an activity without its own (sync, queued,
+--       auto), 9 this API's queue now: off (nobody is queued), calm (queued activities), busy (auto ones too)
 -- Returns the outcome alone (NOT_LOADED, ALREADY, NOT_STARTED, ENDED, SOLD_OUT), or { outcome, detail }:
---   RATE_LIMITED <retry ms>, IN_FLIGHT <request id>, RESERVED <effective available before this reservation>.
+--   RATE_LIMITED <retry ms>, IN_FLIGHT <request id>, or
+--   { RESERVED, <effective available before this reservation>, <1: the buyer goes to the queue, 0: decided now> }.
 -- A bare string is the cheapest reply to build: SOLD_OUT is what a storm gets a hundred thousand times.
 local now = tonumber(ARGV[3])
 
 -- One read for everything a rejection needs: a storm's sold-out answer costs a single redis.call.
-local sku = redis.call('HMGET', KEYS[1], 'available', 'starts_ms', 'ends_ms', buyer_prefix .. ARGV[1])
+local sku = redis.call('HMGET', KEYS[1], 'available', 'starts_ms', 'ends_ms', buyer_prefix .. ARGV[1], 'admission')
 if not sku[1] then
   return 'NOT_LOADED'
 end
@@ -65,6 +68,13 @@ if effective <= 0 then
   return 'SOLD_OUT'
 end
 
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[1])
+-- Queued or decided at once (ADR 0030): by the activity's admission, else the API's; auto queues only while
+-- this API's decisions wait. A queued buyer's reservation lasts as long as the queue's worst wait.
+local admission = sku[5]
+if not admission or admission == '' then
+  admission = ARGV[8]
+end
+local queued = ARGV[9] ~= 'off' and (admission == 'queued' or (admission == 'auto' and ARGV[9] == 'busy'))
+redis.call('ZADD', KEYS[2], now + tonumber(queued and ARGV[7] or ARGV[4]), ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
-return { 'RESERVED', effective }
+return { 'RESERVED', effective, queued and 1 or 0 }

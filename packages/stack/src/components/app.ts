@@ -51,7 +51,7 @@ const appNeeds = {
   "purchase-api": [
     "DATABASE_URL",
     "REDIS_URL",
-    // The purchase queue (ADR 0030): its writer, and its admission where PURCHASE_ADMISSION asks.
+    // The purchase queue (ADR 0030): its writer, and its admission where an activity or PURCHASE_ADMISSION asks.
     "KAFKA_BROKERS",
     "AUTH_JWT_SECRET",
     "ADMIN_JWT_SECRET",
