@@ -54,6 +54,28 @@ describe("a flood of ids the cache holds no state for, answered from the sale di
     expect(await account.statements()).toBe(before);
   });
 
+  it("buyers repeating with new keys (bots): 409 ALREADY_PURCHASED or 429, no MySQL statement; their own key still gets their order", async () => {
+    const sale = freshIds();
+    await createSale(api.pool, { ...sale, units: 10 });
+    await api.load(sale.activityId, sale.skuId);
+    const buyers = [101, 102, 103, 104, 105];
+    const bought = await Promise.all(buyers.map((userId) => api.purchase(userId, sale)));
+    expect(bought.map((answer) => answer.status)).toEqual(Array(buyers.length).fill(201));
+    // No CDC on this tier: the cache learns the buyers (and their orders' keys) by a load, as a rebuild would.
+    await api.load(sale.activityId, sale.skuId);
+    const before = await account.statements();
+    const repeats = await inWaves(buyers.length * 6, 10, async (i) => {
+      const answer = await api.purchase(buyers[i % buyers.length], sale);
+      return answer.status === 409 ? String(answer.body.code) : String(answer.status);
+    });
+    expect(repeats.filter((answer) => answer !== "ALREADY_PURCHASED" && answer !== "429")).toEqual([]);
+    expect(repeats).toContain("ALREADY_PURCHASED");
+    expect(await account.statements()).toBe(before);
+    const replay = await api.purchase(buyers[0], sale, bought[0].key);
+    expect(replay.body.orderId).toBe(bought[0].body.orderId);
+    expect(await account.statements()).toBeGreaterThan(before);
+  });
+
   it("asks MySQL while the directory is not loaded whole, and answers the same", async () => {
     await markDirectoryIncomplete(api.redis);
     try {

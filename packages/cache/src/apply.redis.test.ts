@@ -18,11 +18,12 @@ const stock = (position: string, available: number, op = "u"): SkuChange => ({
   priceCents: 1999,
   currency: "EUR",
 });
-const order = (position: string, userId: string, live: boolean): SkuChange => ({
+const order = (position: string, userId: string, live: boolean, requestId?: string): SkuChange => ({
   kind: "order",
   op: "c",
   position,
   userId,
+  requestId,
   live,
 });
 const hour = 3600_000;
@@ -104,8 +105,9 @@ describe("apply.lua, load.lua and activity.lua, on Redis alone", () => {
       { reservationTtlMs: 60_000, rateLimit: 10, rateWindowMs: 1000 },
     );
     expect(reserved.outcome).toBe("RESERVED");
-    await apply(ids, [order(at(1001), "42", true), order(at(1002), "42", true)]);
-    expect(await redis.hmget(keys.sku, buyerField("42"), "buyers")).toEqual(["1", "1"]);
+    await apply(ids, [order(at(1001), "42", true, "k-42"), order(at(1002), "42", true, "k-42")]);
+    // The buyer's field holds their order's key: another key of theirs is refused without the database.
+    expect(await redis.hmget(keys.sku, buyerField("42"), "buyers")).toEqual(["k-42", "1"]);
     expect(await redis.exists(keys.reservations, keys.reservationRequests)).toBe(0);
     await apply(ids, [order(at(1003), "42", false)]);
     expect(await redis.hmget(keys.sku, buyerField("42"), "buyers")).toEqual([null, "0"]);

@@ -4,7 +4,8 @@
  *   fg:{a:s}:sku      hash   available (as applied), price_cents, currency, starts_ms, ends_ms, rebuy,
  *                            admission (the activity's; empty: the API's PURCHASE_ADMISSION),
  *                            pos (last applied binlog position), lag sample fields, and the buyers:
- *                            b:<user id> for each user holding an order that blocks another purchase,
+ *                            b:<user id> for each user holding an order that blocks another purchase
+ *                            (its value the order's key; "1" where it is not known),
  *                            their count in `buyers`. In the SKU's own hash, one HMGET answers a
  *                            rejection (window, stock and this user) in a single redis.call.
  *   fg:{a:s}:res      zset   in-flight reservations: member user id, score expiry (ms)

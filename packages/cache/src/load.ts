@@ -21,6 +21,8 @@ export interface SkuLoad {
   admission: string | null;
   /** Users whose order blocks another purchase, ascending. */
   buyers: string[];
+  /** Each buyer's order's key, in the order of `buyers`; without them a buyer's key is unknown ("1"). */
+  buyerKeys?: string[];
 }
 
 /** "ended": the sale ended longer ago than the grace, so nothing is kept (the answer is the closed window). */
@@ -43,7 +45,9 @@ export async function writeSkuLoad(
   const keys = skuKeys(activityId, skuId);
   const staging = `${keys.loadPrefix}${randomUUID()}`;
   for (let i = 0; i < snapshot.buyers.length; i += buyersPerChunk) {
-    const fields = snapshot.buyers.slice(i, i + buyersPerChunk).flatMap((user) => [buyerField(user), 1]);
+    const fields = snapshot.buyers
+      .slice(i, i + buyersPerChunk)
+      .flatMap((user, j) => [buyerField(user), snapshot.buyerKeys?.[i + j] ?? 1]);
     const replies = await redis
       .multi()
       .hset(staging, ...fields)

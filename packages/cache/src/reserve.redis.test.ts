@@ -105,6 +105,16 @@ describe("reserve.lua and release.lua, on Redis alone", () => {
     expect(await reserve("7")).toEqual({ outcome: "ALREADY" });
   });
 
+  it("tells a buyer's own key ALREADY (their order is read back) and any other key of theirs BOUGHT, where the cache holds their order's key", async () => {
+    const { ids, keys } = await sku({ available: 5 });
+    await redis.hset(keys.sku, buyerField("7"), "their-key");
+    const reserve = (requestId: string) =>
+      reserveUnit(redis, { ...ids, userId: "7", requestId, nowMs: now }, { ...limits, rateLimit: 10 });
+    expect(await reserve("their-key")).toEqual({ outcome: "ALREADY" });
+    expect(await reserve("another-key")).toEqual({ outcome: "BOUGHT" });
+    expect(await redis.zcard(keys.reservations)).toBe(0);
+  });
+
   it("counts a buyer's replays against their rate limit: looping on their own key cannot turn into a database read each", async () => {
     const { reserve } = await sku({ available: 0, endsMs: now - 1, buyers: ["7"] });
     for (let i = 0; i < limits.rateLimit; i++)

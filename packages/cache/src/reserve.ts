@@ -8,6 +8,7 @@ export type ReserveOutcome =
   | { outcome: "NOT_STARTED" }
   | { outcome: "ENDED" }
   | { outcome: "ALREADY" }
+  | { outcome: "BOUGHT" }
   | { outcome: "IN_FLIGHT"; requestId: string }
   | { outcome: "SOLD_OUT" };
 
@@ -84,6 +85,7 @@ export async function reserveUnit(
     case "NOT_STARTED":
     case "ENDED":
     case "ALREADY":
+    case "BOUGHT":
       return { outcome };
     default:
       throw new Error(`reserve script returned ${outcome}`);

@@ -14,6 +14,7 @@ const orderRow = z.object({
   activity_id: id,
   sku_id: id,
   user_id: id,
+  request_id: z.string().optional(),
   state: z.enum(["PENDING", "PAID", "CLOSED"]),
   closed_seq: z.number().default(0),
   updated_at: z.number().optional(),
@@ -37,7 +38,15 @@ export type SkuChange =
       priceCents: number;
       currency: string;
     }
-  | { kind: "order"; op: string; position: BinlogPosition; userId: string; live: boolean }
+  | {
+      kind: "order";
+      op: string;
+      position: BinlogPosition;
+      userId: string;
+      /** The order's key (Idempotency-Key): the cache tells the buyer's own retry from another purchase. */
+      requestId?: string;
+      live: boolean;
+    }
   | { kind: "gone"; op: "d"; position: BinlogPosition };
 
 /** One sale_stock or sale_order change: the SKU it belongs to and, for lag, when it was committed. */
@@ -108,6 +117,7 @@ export function toSaleChange(event: ChangeEvent): SaleChange {
       activityId: row.activity_id,
       skuId: row.sku_id,
       userId: String(row.user_id),
+      requestId: row.request_id,
       live,
       committedAtMs: event.op === "d" ? undefined : row.updated_at,
     };

@@ -49,6 +49,7 @@ describe("reading a SKU for the cache, fenced by the binlog, on the database alo
       rebuyAfterClose: true,
       admission: "auto",
       buyers: ["4", "30"],
+      buyerKeys: [key(4), key(30)],
     });
     expect(snapshot?.binlogPos).toBeGreaterThanOrEqual(before.pos);
     expect(snapshot?.binlogPos).toBeLessThanOrEqual(after.pos);

@@ -16,6 +16,8 @@ export interface SkuSnapshot {
   admission: Admission | null;
   /** Users whose order blocks another purchase (live, or closed without rebuy), ascending. */
   buyers: string[];
+  /** Each buyer's order's key (Idempotency-Key), in the order of `buyers`. */
+  buyerKeys: string[];
 }
 
 /** A rebuild waits this long (s) for a writer of the SKU's rows: a DBA's open transaction fails it, for a later pass. */
@@ -94,7 +96,7 @@ async function readLocked(pool: Pool, activityId: number, skuId: number): Promis
       if (row.ends_at === null) return { absent: "activity", binlogFile, binlogPos };
       // The consistent view starts here, at the first plain read, after the coordinate.
       const [buyers] = await connection.query<RowDataPacket[]>(
-        "SELECT user_id FROM sale_order WHERE activity_id = ? AND sku_id = ? AND closed_seq = 0 ORDER BY user_id",
+        "SELECT user_id, request_id FROM sale_order WHERE activity_id = ? AND sku_id = ? AND closed_seq = 0 ORDER BY user_id",
         sku,
       );
       return {
@@ -108,6 +110,7 @@ async function readLocked(pool: Pool, activityId: number, skuId: number): Promis
         rebuyAfterClose: Boolean(row.rebuy_after_close),
         admission: row.admission ?? null,
         buyers: buyers.map((buyer) => String(buyer.user_id)),
+        buyerKeys: buyers.map((buyer) => String(buyer.request_id)),
       };
     } finally {
       await connection.query("COMMIT");

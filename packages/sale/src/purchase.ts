@@ -353,6 +353,8 @@ export function createPurchaseService(options: PurchaseServiceOptions) {
         return refusals.soldOut;
       case "ALREADY":
         return replayOr(request, refusals.alreadyPurchased);
+      case "BOUGHT":
+        return refusals.alreadyPurchased;
       case "RATE_LIMITED":
         return { ...refusals.rateLimited, retryAfterS: Math.ceil(fast.retryAfterMs / 1000) };
       case "NOT_STARTED":

@@ -5,7 +5,7 @@
 -- ARGV: 1 JSON array of changes, 2 grace after the sale ends (ms), 3 units-back channel, 4 "<activity>:<sku>"
 --   (published when `available` goes up, so API instances drop their sold-out snapshots first)
 --   stock: { kind = "stock", op, position, available, priceCents, currency }
---   order: { kind = "order", op, position, userId, live (true = blocks another purchase) }
+--   order: { kind = "order", op, position, userId, requestId (the order's key), live (true = blocks another purchase) }
 --   gone:  { kind = "gone", op = "d", position }   (the SKU row was deleted)
 -- Returns { applied, skipped, stopped_at, verdict } where verdict is
 --   "OK", "REBUILD" (no state: rebuild from MySQL, then resend from stopped_at) or "GONE".
@@ -33,7 +33,7 @@ for i, change in ipairs(changes) do
   else
     local buyer = buyer_prefix .. change.userId
     if change.live then
-      redis.call('HINCRBY', KEYS[1], 'buyers', redis.call('HSET', KEYS[1], buyer, 1))
+      redis.call('HINCRBY', KEYS[1], 'buyers', redis.call('HSET', KEYS[1], buyer, change.requestId or 1))
       -- The order exists now: the reservation that admitted it has done its job.
       redis.call('ZREM', KEYS[2], change.userId)
       redis.call('HDEL', KEYS[3], change.userId)

@@ -4,7 +4,7 @@
 -- ARGV: 1 user id, 2 request id, 3 now (ms), 4 reservation ttl (ms), 5 rate limit, 6 rate window (ms),
 --       7 a queued buyer's reservation ttl (ms), 8 the admission of an activity without its own (sync, queued,
 --       auto), 9 this API's queue now: off (nobody is queued), calm (queued activities), busy (auto ones too)
--- Returns the outcome alone (NOT_LOADED, ALREADY, NOT_STARTED, ENDED, SOLD_OUT), or { outcome, detail }:
+-- Returns the outcome alone (NOT_LOADED, ALREADY, BOUGHT, NOT_STARTED, ENDED, SOLD_OUT), or { outcome, detail }:
 --   RATE_LIMITED <retry ms>, IN_FLIGHT <request id>, or
 --   { RESERVED, <effective available before this reservation>, <1: the buyer goes to the queue, 0: decided now> }.
 -- A bare string is the cheapest reply to build: SOLD_OUT is what a storm gets a hundred thousand times.
@@ -28,9 +28,11 @@ local function over_rate_limit()
 end
 
 -- A buyer's retry is told about their order even once the window has closed or the stock is gone. The
--- caller reads that order from MySQL, so a buyer's replays count against their rate limit too.
+-- caller reads that order from MySQL (ALREADY), so a buyer's replays count against their rate limit too.
+-- A key other than their order's is another purchase, refused here (BOUGHT): a bot repeating a buyer
+-- costs the database nothing. "1" is a buyer whose order's key the cache does not know.
 if sku[4] then
-  return over_rate_limit() or 'ALREADY'
+  return over_rate_limit() or ((sku[4] == '1' or sku[4] == ARGV[2]) and 'ALREADY' or 'BOUGHT')
 end
 
 -- Sold out as applied from the binlog, or outside the window: no database work, no rate limit. This
