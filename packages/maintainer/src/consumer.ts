@@ -4,6 +4,7 @@ import type { Logger } from "@flashgate/logger";
 import type { Kafka } from "kafkajs";
 import type { Applier } from "./applier.ts";
 import type { DeadLetterSink } from "./dead-letters.ts";
+import { createGroupOffsets } from "./group-offsets.ts";
 import type { MaintainerMetrics } from "./metrics.ts";
 import { createOffsetCommits } from "./offset-commits.ts";
 import { type KafkaRecord, Subscription } from "./subscription.ts";
@@ -26,11 +27,20 @@ export interface ConsumerOptions {
 /**
  * Consumes the CDC topics and applies them in batches. Offsets are committed only after Redis holds
  * the batch's effect (and dead letters are in their topic); a crash replays from the last commit,
- * which the position guard turns into no-ops.
+ * which the position guard turns into no-ops. The group's membership is the subscription's; what is
+ * committed, the offset commits' (sending) and the group offsets' (reading, for the watermark and lag).
  */
 export async function startConsumer(options: ConsumerOptions) {
   const { applier, deadLetters, metrics, logger } = options;
+  const groupId = options.groupId ?? consumerGroup;
   let stopping = false;
+  const group = createGroupOffsets(options.kafka, groupId, logger);
+  const watermark = createWatermark(group, options.redis, logger);
+  const offsets = createOffsetCommits<KafkaRecord>(logger, {
+    live: (record) => record.owned(),
+    onStuck: (record) =>
+      subscription.replace(`the commit of ${record.topic}:${record.partition}@${record.offset} is unsettled`),
+  });
 
   async function applyUntilDone(
     batch: KafkaRecord[],
@@ -53,9 +63,9 @@ export async function startConsumer(options: ConsumerOptions) {
     }
   }
 
-  const subscription: Subscription = new Subscription({
+  const subscription = new Subscription({
     kafka: options.kafka,
-    groupId: options.groupId ?? consumerGroup,
+    groupId,
     batchMax: options.batchMax ?? 2000,
     metrics,
     logger,
@@ -66,12 +76,15 @@ export async function startConsumer(options: ConsumerOptions) {
       watermark.advance();
     },
   });
-  const watermark = createWatermark(subscription, options.redis, logger);
-  const offsets = createOffsetCommits(logger, {
-    live: (record) => subscription.delivers(record as KafkaRecord),
-  });
   await ensureTopics(options.kafka);
-  await subscription.start();
+  await group.connect();
+  try {
+    await subscription.start();
+  } catch (error) {
+    await group.disconnect();
+    throw error;
+  }
+  const stopLag = group.followLag(() => subscription.assignment, metrics);
 
   return {
     get ready() {
@@ -80,8 +93,10 @@ export async function startConsumer(options: ConsumerOptions) {
     /** Finishes the batch in hand, commits it and leaves the group. */
     async stop() {
       stopping = true;
+      stopLag();
       await subscription.close();
       await watermark.settled();
+      await group.disconnect();
     },
   };
 }

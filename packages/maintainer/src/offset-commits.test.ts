@@ -74,6 +74,33 @@ describe("offset commits after a batch is applied", () => {
     expect(commits.owed()).toBe(0);
   });
 
+  it("never steps over a commit unsettled past its timeout: the partition waits, its consumer is replaced, and the new consumer's records go on", async () => {
+    const committed: string[] = [];
+    const record = records(committed, new Set());
+    const replaced = new Set<unknown>();
+    const stuck: string[] = [];
+    const commits = createOffsetCommits(logger, {
+      timeoutMs: 50,
+      live: (r) => !replaced.has(r),
+      onStuck: (r) => stuck.push(`${r.topic}:${r.partition}@${r.offset}`),
+    });
+    // A commit the client keeps retrying (a killed coordinator): it may still land, whenever.
+    const held = { ...record("sale", 4, 8n), commit: () => new Promise<void>(() => {}) };
+    await commits.commit([held]); // returns once its timeout passed
+    // Applied after the timeout: not sent, since the held one could land after it and move the offset back.
+    const later = record("sale", 4, 9n);
+    await commits.commit([later]);
+    expect(committed).toEqual([]);
+    expect(commits.owed()).toBe(1);
+    await eventually(() => expect(stuck).toEqual(["sale:4@8"]));
+    // The consumer replaced: the old one's records stand for nothing, the new one resumes from the last commit.
+    replaced.add(held);
+    replaced.add(later);
+    await commits.commit([record("sale", 4, 7n)]);
+    expect(committed).toEqual(["sale:4@7"]);
+    expect(commits.owed()).toBe(0);
+  });
+
   it("sends one commit at a time per partition: what is applied meanwhile waits, and goes as soon as it settles", async () => {
     const committed: string[] = [];
     const record = records(committed, new Set());

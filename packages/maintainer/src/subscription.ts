@@ -1,12 +1,20 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { topics } from "@flashgate/cdc";
 import type { Logger } from "@flashgate/logger";
-import type { Admin, Consumer, EachBatchPayload, Kafka, KafkaMessage } from "kafkajs";
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from "kafkajs";
 import type { InboundRecord } from "./applier.ts";
+import type { Assignment } from "./group-offsets.ts";
 import type { MaintainerMetrics } from "./metrics.ts";
 import type { Committable } from "./offset-commits.ts";
 
-export type KafkaRecord = InboundRecord & Committable;
+export type KafkaRecord = InboundRecord &
+  Committable & {
+    /**
+     * Whether the record is still this instance's to commit: delivered since the last join, its partition
+     * still assigned here. A commit for a partition another member now owns would move that member's offset.
+     */
+    owned(): boolean;
+  };
 
 /** Handles one partition's records, in offset order; `keepAlive` holds the group membership while it waits. */
 type BatchHandler = (records: KafkaRecord[], keepAlive: () => Promise<void>) => Promise<void>;
@@ -22,8 +30,6 @@ export interface SubscriptionOptions {
 }
 
 const consumed = [topics.sale, topics.activity, topics.heartbeat];
-/** How often the lag of the partitions this instance owns is read. */
-const lagEveryMs = 5000;
 
 /**
  * The maintainer's membership of the consumer group (kafkajs): it joins, hands each partition's records
@@ -33,90 +39,49 @@ const lagEveryMs = 5000;
  */
 export class Subscription {
   readonly #options: SubscriptionOptions;
-  readonly #admin: Admin;
   #consumer!: Consumer;
   #closing = false;
   #joined = false;
   /** Bumped on every join: a record delivered under an earlier one is no longer this instance's to commit. */
   #generation = 0;
   #assigned = new Map<string, Set<number>>();
-  readonly #deliveredIn = new WeakMap<KafkaRecord, number>();
-  #lagTimer: NodeJS.Timeout | undefined;
-  #reportingLag: Promise<void> | undefined;
-  #adminCalls: Promise<unknown> = Promise.resolve();
   #rejoining: Promise<void> | undefined;
 
   constructor(options: SubscriptionOptions) {
     this.#options = options;
-    this.#admin = options.kafka.admin();
-  }
-
-  /**
-   * One admin call at a time: kafkajs's admin, asked two things at once, can refresh its metadata under
-   * the other call, which then fails with "Topic metadata not loaded".
-   */
-  #ask<T>(call: (admin: Admin) => Promise<T>): Promise<T> {
-    const asked = this.#adminCalls.then(() => call(this.#admin));
-    this.#adminCalls = asked.catch(() => {});
-    return asked;
   }
 
   /** Joins the group; throws while Kafka cannot be reached. */
   async start(): Promise<void> {
-    await this.#admin.connect();
-    try {
-      await this.#run();
-    } catch (error) {
-      await this.#admin.disconnect().catch(() => {});
-      throw error;
-    }
-    // One report at a time: with Kafka away each takes its retries, and reports queued behind them would
-    // hold up the watermark's admin calls too.
-    this.#lagTimer = setInterval(() => {
-      this.#reportingLag ??= this.#reportLag().finally(() => {
-        this.#reportingLag = undefined;
-      });
-    }, lagEveryMs);
+    await this.#run();
   }
 
   get joined(): boolean {
     return this.#joined && !this.#closing;
   }
 
-  /** The sale topic's end offsets (per partition, the offset its next record will get), whoever consumes them. */
-  async saleEndOffsets(): Promise<bigint[]> {
-    const ends = await this.#ask((admin) => admin.fetchTopicOffsets(topics.sale));
-    return ends.sort((a, b) => a.partition - b.partition).map((end) => BigInt(end.high));
-  }
-
-  /** The group's committed offsets on the sale topic, every partition's (-1 where none was committed yet). */
-  async saleCommittedOffsets(): Promise<bigint[]> {
-    const [sale] = await this.#ask((admin) =>
-      admin.fetchOffsets({ groupId: this.#options.groupId, topics: [topics.sale] }),
-    );
-    return (sale?.partitions ?? [])
-      .sort((a, b) => a.partition - b.partition)
-      .map((partition) => BigInt(partition.offset));
-  }
-
   /**
-   * Whether `record` is still this instance's to commit: delivered since the last join, its partition
-   * still assigned here. A commit for a partition another member now owns would move that member's offset.
+   * Leaves the group and joins it again with a new consumer: a commit its client still holds can then
+   * never land after a later one (the broker refuses an earlier generation's), and its records are no
+   * longer owned.
    */
-  delivers(record: KafkaRecord): boolean {
-    return (
-      this.#deliveredIn.get(record) === this.#generation &&
-      (this.#assigned.get(record.topic)?.has(record.partition) ?? false)
-    );
+  replace(reason: string): void {
+    if (this.#closing || this.#rejoining) return;
+    this.#options.logger.warn({ reason }, "replacing the consumer");
+    this.#left();
+    this.#rejoin(this.#consumer);
+  }
+
+  /** The partitions this instance owns now, by topic. */
+  get assignment(): Assignment {
+    return this.#assigned;
   }
 
   /** Finishes the batch in hand and leaves the group. */
   async close(): Promise<void> {
     this.#closing = true;
-    clearInterval(this.#lagTimer);
     await this.#rejoining;
     await this.#consumer.disconnect().catch(() => {});
-    await this.#admin.disconnect().catch(() => {});
   }
 
   async #run(): Promise<void> {
@@ -196,7 +161,7 @@ export class Subscription {
   ): KafkaRecord {
     const offset = BigInt(message.offset);
     const consumer = this.#consumer;
-    const record: KafkaRecord = {
+    return {
       topic,
       partition,
       offset,
@@ -205,9 +170,8 @@ export class Subscription {
       timestampMs: Number(message.timestamp),
       consumedAtMs,
       commit: () => consumer.commitOffsets([{ topic, partition, offset: String(offset + 1n) }]),
+      owned: () => this.#generation === generation && (this.#assigned.get(topic)?.has(partition) ?? false),
     };
-    this.#deliveredIn.set(record, generation);
-    return record;
   }
 
   #left() {
@@ -236,34 +200,5 @@ export class Subscription {
     })().finally(() => {
       this.#rejoining = undefined;
     });
-  }
-
-  /** Each owned partition's records not yet committed: its end offset less the group's commit. */
-  async #reportLag(): Promise<void> {
-    const { metrics, groupId, logger } = this.#options;
-    try {
-      const owned = [topics.sale, topics.activity].filter((topic) => this.#assigned.get(topic)?.size);
-      const committed = owned.length
-        ? await this.#ask((admin) => admin.fetchOffsets({ groupId, topics: owned }))
-        : [];
-      const lags: { topic: string; partition: number; lag: number }[] = [];
-      for (const topic of owned) {
-        const commits = committed.find((entry) => entry.topic === topic)?.partitions ?? [];
-        for (const end of await this.#ask((admin) => admin.fetchTopicOffsets(topic))) {
-          if (!this.#assigned.get(topic)?.has(end.partition)) continue;
-          const at = Number(commits.find((commit) => commit.partition === end.partition)?.offset ?? -1);
-          lags.push({
-            topic,
-            partition: end.partition,
-            lag: Math.max(0, Number(end.high) - Math.max(at, Number(end.low))),
-          });
-        }
-      }
-      // Replaced at once: a scrape never sees the partitions half reported.
-      metrics.consumerLag.reset();
-      for (const { topic, partition, lag } of lags) metrics.consumerLag.set({ topic, partition }, lag);
-    } catch (error) {
-      logger.warn({ err: (error as Error).message }, "reading the consumer's lag failed");
-    }
   }
 }

@@ -1,7 +1,7 @@
 import { appliedWatermarkKey, type FlashgateRedis } from "@flashgate/cache";
 import type { Logger } from "@flashgate/logger";
 
-/** What the fence needs of the group's subscription. */
+/** What the fence reads of the group's offsets (group-offsets.ts). */
 export interface SaleOffsets {
   saleEndOffsets(): Promise<bigint[]>;
   saleCommittedOffsets(): Promise<bigint[]>;
