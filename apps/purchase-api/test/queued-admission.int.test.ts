@@ -1,4 +1,5 @@
 import { skuKeys } from "@flashgate/cache";
+import type { Admission } from "@flashgate/db";
 import {
   type AppProcess,
   createSale,
@@ -70,7 +71,7 @@ describe("queued admission: every 202 becomes exactly one order or a told refusa
     Promise.all(users.map(async (userId) => ({ userId, ...(await api.purchase(userId, sale)) })));
   const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
 
-  async function newSale(units: number, admission?: "sync" | "queued" | "auto") {
+  async function newSale(units: number, admission?: Admission) {
     const sale = freshIds();
     await createSale(api.pool, { ...sale, units, admission });
     await api.load(sale.activityId, sale.skuId);

@@ -1,4 +1,4 @@
-import { type SkuDatabaseView, skuDatabaseView } from "@flashgate/db";
+import { type Admission, type SkuDatabaseView, skuDatabaseView } from "@flashgate/db";
 import type { Pool } from "mysql2/promise";
 
 export interface ActivityFixture {
@@ -9,7 +9,7 @@ export interface ActivityFixture {
   rebuyAfterClose?: boolean;
   paymentTimeoutS?: number;
   /** sync, queued or auto; none: as the purchase API's PURCHASE_ADMISSION. */
-  admission?: "sync" | "queued" | "auto";
+  admission?: Admission;
 }
 
 export interface SkuFixture {
