@@ -194,7 +194,7 @@ function driftSection(results: Results): string[] {
 }
 
 const stagesHeader =
-  "binlog read: commit → Debezium's envelope; Kafka send: → the record's timestamp; consumed: → the maintainer's receipt; applied: → Redis";
+  "binlog read: commit → Debezium's envelope; Kafka send: → the broker's append (the record's timestamp); consumed: Kafka's replication and the fetch → the maintainer's receipt; applied: → Redis";
 
 /** A row's stages' p99s (ms), in the order of flashgate_cdc_stage_seconds' stages; "–" from a run before them. */
 const stagesCell = (stagesP99Ms: unknown) =>

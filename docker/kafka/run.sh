@@ -76,6 +76,7 @@ broker)
     echo "share.coordinator.state.topic.min.isr=1"
     echo "group.initial.rebalance.delay.ms=0"
     echo "log.retention.hours=72"
+    echo "log.message.timestamp.type=LogAppendTime"
     overrides KAFKA_ | { grep -v '^advertised.host=' || true; }
   } >"$properties"
   if [ ! -f /var/lib/kafka/logs/meta.properties ]; then

@@ -1,5 +1,7 @@
 import { buyerField, lookupDirectory, readCachedSku, skuKeys } from "@flashgate/cache";
 import { topics } from "@flashgate/cdc";
+import { kafkaClient } from "@flashgate/kafka";
+import { createLogger } from "@flashgate/logger";
 import {
   type AppProcess,
   cachedAvailable,
@@ -190,6 +192,43 @@ describe("cache-maintainer applies every committed change", () => {
       sale.activityId,
     ]);
     await eventually(async () => expect((await api.purchase(13, sale)).body.code).toBe("ACTIVITY_NOT_OPEN"));
+  });
+
+  it("a CDC record carries the broker's append time, not its producer's: the lag's send stage ends in Kafka", async () => {
+    const kafka = kafkaClient(
+      stackEnv().KAFKA_BROKERS.split(","),
+      "append-time-test",
+      createLogger("append-time-test", "silent"),
+    );
+    const admin = kafka.admin();
+    await admin.connect();
+    const ends = await admin.fetchTopicOffsets(topics.sale);
+    await admin.disconnect();
+    // A tombstone (the maintainer skips it) of a SKU no sale has, its producer's timestamp 1970's.
+    const key = JSON.stringify({ activity_id: freshIds().activityId, sku_id: 1 });
+    const producer = kafka.producer();
+    await producer.connect();
+    const sentAt = Date.now();
+    await producer.send({ topic: topics.sale, messages: [{ key, value: null, timestamp: "1000" }] });
+    await producer.disconnect();
+    const consumer = kafka.consumer({ groupId: `append-time-${Date.now()}`, maxWaitTimeInMs: 100 });
+    await consumer.connect();
+    let stamped: number | undefined;
+    try {
+      await consumer.subscribe({ topic: topics.sale });
+      await consumer.run({
+        eachMessage: async ({ message }) => {
+          if (message.key?.toString() === key) stamped = Number(message.timestamp);
+        },
+      });
+      for (const { partition, offset } of ends) consumer.seek({ topic: topics.sale, partition, offset });
+      await eventually(() => expect(stamped).toBeDefined(), { timeoutMs: 30_000 });
+    } finally {
+      await consumer.disconnect();
+    }
+    // The broker's clock, on this machine: within the send's own time, never the producer's 1970.
+    expect(stamped).toBeGreaterThanOrEqual(sentAt - 1000);
+    expect(stamped).toBeLessThanOrEqual(Date.now());
   });
 
   it("a malformed record goes to the dead-letter topic and later changes still flow", async () => {

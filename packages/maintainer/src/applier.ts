@@ -31,7 +31,7 @@ export interface InboundRecord {
   offset: bigint;
   key: string | undefined;
   value: string | undefined;
-  /** Kafka's timestamp of the record (ms): when Connect's producer sent it. */
+  /** Kafka's timestamp of the record (ms): when the broker appended it (LogAppendTime). */
   timestampMs?: number;
   /** When this maintainer received it (ms). */
   consumedAtMs?: number;
@@ -102,9 +102,10 @@ export function createApplier(deps: {
   const stageHistograms = { row: stagesOf("row"), heartbeat: stagesOf("heartbeat") };
 
   /**
-   * Commit → apply, and each stage of it: Debezium's read of the binlog (its envelope's ts_ms), the send
-   * to Kafka (the record's timestamp), this maintainer's receipt and its apply. Each stage's clock is its
-   * host's: across hosts a skew shows in the stages, never below 0.
+   * Commit → apply, and each stage of it: Debezium's read of the binlog (its envelope's ts_ms), Connect's
+   * send until the broker appended it (the record's timestamp), Kafka's replication and this maintainer's
+   * fetch until its receipt, and its apply. Each stage's clock is its host's: across hosts a skew shows in
+   * the stages, never below 0.
    */
   function observeLag(
     source: "row" | "heartbeat",

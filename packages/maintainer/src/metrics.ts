@@ -14,7 +14,7 @@ export function createMaintainerMetrics() {
     }),
     stageLag: new Histogram({
       name: "flashgate_cdc_stage_seconds",
-      help: "Each stage between a commit and its Redis apply: binlog-read (commit to Debezium's envelope), kafka-send (to the record's Kafka timestamp), consumed (to this maintainer's receipt), applied (to Redis)",
+      help: "Each stage between a commit and its Redis apply: binlog-read (commit to Debezium's envelope), kafka-send (to the broker's append of its record, the brokers' LogAppendTime), consumed (Kafka's replication and this maintainer's fetch, to its receipt), applied (to Redis)",
       labelNames: ["source", "stage"],
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],

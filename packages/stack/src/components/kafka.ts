@@ -57,6 +57,9 @@ function writeServerProperties(ctx: StackContext, broker: Broker): string {
     "broker.heartbeat.interval.ms": 1000,
     "broker.session.timeout.ms": 4000,
     "log.retention.hours": 72,
+    // Each record carries the time the broker appended it, not its producer's: the CDC lag's send stage
+    // ends in Kafka, and the stage after it is Kafka's own (replication, then the consumer's fetch).
+    "log.message.timestamp.type": "LogAppendTime",
     "log.segment.bytes": 67108864,
   });
   return file;
