@@ -1,0 +1,88 @@
+import type { Pool } from "mysql2/promise";
+import { commitOrders, cpuByPart, cpuPerEvent, withWriters } from "../lib/cdc-writers.ts";
+import { createCatalogue, newSale } from "../lib/sale.ts";
+import type { Systems } from "../lib/systems.ts";
+import { lagBetween, scrape } from "./lag.ts";
+
+export interface SustainedProfile {
+  /** Change events per second to write, each held for `seconds`. */
+  rates: number[];
+  seconds: number;
+  writers: number;
+  /** Each transaction: this many orders over its writer's SKUs, and one UPDATE of their stock. */
+  ordersPerTransaction: number;
+  skusPerWriter: number;
+}
+
+/**
+ * The pipeline held at a steady rate rather than fed a burst: transactions of a decision's size due at
+ * fixed times (open loop: a writer that falls behind commits at once, and the rate it achieved is
+ * reported), for `seconds` at each rate; the commit → Redis lag meanwhile, from the maintainers'
+ * histograms, and the machine's CPU per event. Held: the rate achieved and lag p99 under 2 s.
+ */
+export async function cdcSustained(
+  systems: Systems,
+  pool: Pool,
+  profile: SustainedProfile,
+  stackCpu: () => Record<string, number>,
+) {
+  const { activityId } = newSale();
+  const skus = profile.writers * profile.skusPerWriter;
+  await createCatalogue(pool, activityId, skus, 100_000_000);
+  const eventsPerTransaction = profile.ordersPerTransaction + profile.skusPerWriter;
+  const results = [];
+  let next = 0;
+  for (const rate of profile.rates) {
+    const transactionsPerSecond = rate / eventsPerTransaction;
+    const total = Math.round(transactionsPerSecond * profile.seconds);
+    process.stderr.write(`  cdc: sustained ${rate} events/s for ${profile.seconds} s…
+`);
+    const before = await scrape(systems.flashgate.maintainerUrls);
+    const cpuBefore = cpuByPart(systems, stackCpu);
+    const started = performance.now();
+    let written = 0;
+    await withWriters(pool, profile.writers, async (w, connection) => {
+      const firstSku = w * profile.skusPerWriter + 1;
+      for (let t = w; t < total; t += profile.writers) {
+        const wait = started + (t / transactionsPerSecond) * 1000 - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        const orders = Array.from({ length: profile.ordersPerTransaction }, (_, i) => {
+          next += 1;
+          return {
+            requestId: `cdc-s-${activityId}-${next}`,
+            skuId: firstSku + (i % profile.skusPerWriter),
+            userId: next,
+          };
+        });
+        await commitOrders(connection, activityId, orders, { first: firstSku, count: profile.skusPerWriter });
+        written += eventsPerTransaction;
+      }
+    });
+    const writtenMs = performance.now() - started;
+    // The lag of every change written: the maintainers' histograms once they applied them all.
+    // (Or until they stop for 5 s: the pipeline lost something, and the row says so.)
+    let cdc = lagBetween(before, await scrape(systems.flashgate.maintainerUrls));
+    const handled = (lag: typeof cdc) => lag.applied + lag.skipped;
+    for (let idleMs = 0; handled(cdc) < written && idleMs < 5000; ) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const now = lagBetween(before, await scrape(systems.flashgate.maintainerUrls));
+      idleMs = handled(now) > handled(cdc) ? 0 : idleMs + 250;
+      cdc = now;
+    }
+    const achieved = Math.round((written / writtenMs) * 1000);
+    results.push({
+      targetPerSecond: rate,
+      achievedPerSecond: achieved,
+      written,
+      applied: cdc.applied,
+      skipped: cdc.skipped,
+      lagP50Ms: cdc.lagP50Ms,
+      lagP99Ms: cdc.lagP99Ms,
+      stagesP99Ms: cdc.stagesP99Ms,
+      cpuUsPerEvent: cpuPerEvent(cpuBefore, cpuByPart(systems, stackCpu), written),
+      held:
+        achieved >= 0.95 * rate && handled(cdc) >= written && cdc.lagP99Ms !== null && cdc.lagP99Ms < 2000,
+    });
+  }
+  return { profile: { ...profile, eventsPerTransaction }, results };
+}
