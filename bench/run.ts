@@ -8,33 +8,52 @@ import { availableParallelism } from "node:os";
 import { redisClient, withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
 import { databaseEngines, down } from "@flashgate/stack";
-import { databaseFacts, machineFacts, stackCpuMs, startBenchStack } from "./lib/env.ts";
+import { databaseFacts, machineFacts, startBenchStack } from "./lib/env.ts";
 import { benchRun, runCommit, runFolder, writeReport, writeResult } from "./lib/report.ts";
+import type { Bench, RunSettings, Scenario } from "./lib/scenario.ts";
 import {
   type RunningSystem,
   type Systems,
   startFlashgate,
-  startFlashgateQueued,
   startHello,
   startMysqlOnly,
   startRedisTruth,
 } from "./lib/systems.ts";
-import { bigStock } from "./scenarios/bigstock.ts";
-import { bots } from "./scenarios/bots.ts";
-import { catalogue } from "./scenarios/catalogue.ts";
-import { cdcScenario } from "./scenarios/cdc.ts";
-import { cdcSustained } from "./scenarios/cdc-steady.ts";
-import { massExpiry } from "./scenarios/deadline.ts";
+import { bigStockScenario } from "./scenarios/bigstock.ts";
+import { botsScenario } from "./scenarios/bots.ts";
+import { catalogueScenario } from "./scenarios/catalogue.ts";
+import { cdcBurstScenario } from "./scenarios/cdc.ts";
+import { cdcSteadyScenario } from "./scenarios/cdc-steady.ts";
+import { deadlineScenario } from "./scenarios/deadline.ts";
 import { decisionScenario } from "./scenarios/decision.ts";
-import { driftScenario } from "./scenarios/drift.ts";
-import { firstSecond } from "./scenarios/first-second.ts";
-import { floodScenario } from "./scenarios/flood.ts";
-import { lagScenario } from "./scenarios/lag.ts";
-import { microScenario } from "./scenarios/micro.ts";
-import { openLoop } from "./scenarios/open-loop.ts";
-import { queuedScenario } from "./scenarios/queued.ts";
-import { storm } from "./scenarios/storm.ts";
-import { topologyScenario } from "./scenarios/topology.ts";
+import { driftBenchScenario } from "./scenarios/drift.ts";
+import { firstSecondScenario } from "./scenarios/first-second.ts";
+import { floodBenchScenario } from "./scenarios/flood.ts";
+import { cdcLagScenario } from "./scenarios/lag.ts";
+import { microCeilingsScenario } from "./scenarios/micro.ts";
+import { openLoopScenario } from "./scenarios/open-loop.ts";
+import { queuedAdmissionScenario } from "./scenarios/queued.ts";
+import { stormScenario } from "./scenarios/storm.ts";
+import { topologyBenchScenario } from "./scenarios/topology.ts";
+
+/** The scenarios on the bench stack, in the report's order. */
+const scenarios: Scenario[] = [
+  openLoopScenario,
+  stormScenario,
+  firstSecondScenario,
+  botsScenario,
+  queuedAdmissionScenario,
+  bigStockScenario,
+  catalogueScenario,
+  driftBenchScenario,
+  microCeilingsScenario,
+  floodBenchScenario,
+  cdcBurstScenario,
+  cdcSteadyScenario,
+  deadlineScenario,
+  cdcLagScenario,
+  topologyBenchScenario,
+];
 
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");
@@ -94,244 +113,16 @@ const baselines: RunningSystem[] = [
 const systems: Systems = { flashgate, designs: [flashgate, ...baselines], hello: await startHello() };
 const save = (scenario: string, data: object) =>
   process.stderr.write(`  → ${writeResult(folder, resultName(scenario), { facts, ...data })}\n`);
+const run: RunSettings = { quick, rounds, processes };
+const bench: Bench = { ...run, systems, pool, redis, env, ctx };
 
 try {
-  if (wanted("openloop")) {
-    const profile = {
-      ...(quick
-        ? // A coarse search: the quick run's figures are a smoke check, the full run's the measurement.
-          {
-            stepMs: 1000,
-            warmupMs: 500,
-            connections: 500,
-            catalogue: { skus: 200, zipf: 1.1 },
-            startRate: 2000,
-            minRate: 250,
-            tries: 1,
-            factor: 2,
-            resolution: 0.5,
-          }
-        : {
-            stepMs: 2000,
-            warmupMs: 1000,
-            connections: 1000,
-            catalogue: { skus: 1000, zipf: 1.1 },
-            startRate: 1000,
-            minRate: 60,
-            tries: 2,
-            factor: 2,
-            resolution: 0.05,
-          }),
-      rounds,
-      maxRate: 40_000,
-      stormUnitShare: 0.01,
-    };
-    process.stderr.write(`▸ open loop ${JSON.stringify(profile)}\n`);
-    save("openloop", await openLoop(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
-  }
-  if (wanted("storm")) {
-    const profile = {
-      ...(quick
-        ? { units: 200, requests: 10_000, users: 5_000, connections: 100 }
-        : { units: 1000, requests: 100_000, users: 20_000, connections: 100 }),
-      processesPerSystem: processes,
-      rounds,
-    };
-    process.stderr.write(`▸ storm ${JSON.stringify(profile)}\n`);
-    save("storm", await storm(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
-  }
-  if (wanted("firstsecond")) {
-    const profile = {
-      ...(quick
-        ? { units: 250, arrivals: 5_000, connections: 250 }
-        : { units: 1000, arrivals: 20_000, connections: 500 }),
-      processesPerSystem: processes,
-      rounds,
-    };
-    process.stderr.write(`▸ the first second of a sale ${JSON.stringify(profile)}\n`);
-    save("firstsecond", await firstSecond(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
-  }
-  if (wanted("bots")) {
-    const profile = {
-      ...(quick
-        ? { rate: 5_000, seconds: 1, botUsers: 100, connections: 250 }
-        : { rate: 10_000, seconds: 2, botUsers: 200, connections: 500 }),
-      processesPerSystem: processes,
-      rounds,
-    };
-    process.stderr.write(`▸ bots beside buyers ${JSON.stringify(profile)}\n`);
-    save("bots", await bots(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
-  }
-  if (wanted("queued")) {
-    const profile = {
-      ...(quick
-        ? {
-            stepMs: 1000,
-            warmupMs: 500,
-            connections: 500,
-            startRate: 2000,
-            minRate: 250,
-            tries: 1,
-            resolution: 0.5,
-          }
-        : {
-            stepMs: 2000,
-            warmupMs: 1000,
-            connections: 1000,
-            startRate: 1000,
-            minRate: 60,
-            tries: 2,
-            resolution: 0.05,
-          }),
-      factor: 2,
-      maxRate: 40_000,
-      rounds,
-    };
-    process.stderr.write(
-      `▸ queued admission beside deciding at once and Redis-as-truth ${JSON.stringify(profile)}\n`,
-    );
-    const queued = await startFlashgateQueued(env, processes);
-    try {
-      save("queued", await queuedScenario(systems, queued, pool, redis, env.AUTH_JWT_SECRET, profile));
-    } finally {
-      await queued.stop();
-    }
-  }
-  if (wanted("bigstock")) {
-    const profile = {
-      ...(quick
-        ? { units: 5_000, requests: 15_000, users: 7_500 }
-        : { units: 50_000, requests: 150_000, users: 75_000 }),
-      connections: 100,
-      rounds,
-    };
-    process.stderr.write(`▸ big stock ${JSON.stringify(profile)}\n`);
-    save("bigstock", await bigStock(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
-  }
-  if (wanted("catalogue")) {
-    const profile = {
-      ...(quick
-        ? { skus: 100, unitsPerSku: 50, requests: 20_000, users: 10_000 }
-        : { skus: 1000, unitsPerSku: 100, requests: 100_000, users: 50_000 }),
-      connections: 100,
-      zipf: 1.1,
-      rounds,
-    };
-    process.stderr.write(`▸ catalogue ${JSON.stringify(profile)}\n`);
-    save("catalogue", await catalogue(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
-  }
-  if (wanted("drift")) {
-    process.stderr.write("▸ drift\n");
-    save("drift", await driftScenario(systems, pool, redis, env.AUTH_JWT_SECRET, quick ? 5 : 15, rounds));
-  }
-  if (wanted("micro")) {
-    process.stderr.write("▸ micro ceilings\n");
-    save(
-      "micro",
-      await microScenario(systems, pool, redis, env.REDIS_URL, env.AUTH_JWT_SECRET, quick ? 10_000 : 60_000),
-    );
-  }
-  if (wanted("flood")) {
-    const profile = quick
-      ? {
-          units: 200,
-          requests: 5_000,
-          users: 2_500,
-          connections: 100,
-          purchasesPerSecond: 1_000,
-          floodConnections: 2_000,
-          floodThinkMs: 1000,
-          rounds: 1,
-        }
-      : {
-          units: 500,
-          requests: 30_000,
-          users: 10_000,
-          connections: 100,
-          purchasesPerSecond: 2_000,
-          floodConnections: 5_000,
-          floodThinkMs: 2000,
-          rounds: 3,
-        };
-    process.stderr.write(`▸ flood of unknown-SKU views beside a sale ${JSON.stringify(profile)}\n`);
-    save("flood", await floodScenario(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
-  }
-  if (wanted("cdc")) {
-    const profile = quick
-      ? { orders: 10_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 }
-      : { orders: 200_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 };
-    process.stderr.write(`▸ CDC throughput, a burst ${JSON.stringify(profile)}\n`);
-    save("cdc", await cdcScenario(systems, pool, env, profile, () => stackCpuMs(ctx)));
-  }
-  if (wanted("cdcsteady")) {
-    // Decision-sized transactions (100 orders over 20 SKUs) at the goal's rate and below it.
-    const profile = {
-      rates: [5_000, 7_500, 10_000, 20_000],
-      seconds: quick ? 10 : 60,
-      writers: 8,
-      ordersPerTransaction: 100,
-      skusPerWriter: 20,
-    };
-    process.stderr.write(`▸ CDC held at ${profile.rates.join(", ")} events/s ${JSON.stringify(profile)}\n`);
-    save("cdcsteady", await cdcSustained(systems, pool, profile, () => stackCpuMs(ctx)));
-  }
-  if (wanted("deadline")) {
-    const profile = quick
-      ? { orders: 2_000, skus: 20, buyersPerSecond: 500, buyingMs: 8_000 }
-      : { orders: 50_000, skus: 100, buyersPerSecond: 2000, buyingMs: 120_000 };
-    process.stderr.write(`▸ a payment deadline ${JSON.stringify(profile)}\n`);
-    save("deadline", await massExpiry(systems, pool, redis, env.AUTH_JWT_SECRET, profile));
-  }
-  if (wanted("lag")) {
-    process.stderr.write("▸ CDC lag\n");
-    save(
-      "lag",
-      await lagScenario(pool, systems.flashgate.maintainerUrls, [250, 500, 1000, 2000], quick ? 3 : 15),
-    );
-  }
-  // A second whole stack takes minutes to start: the quick run leaves it out unless asked for.
-  if (only ? wanted("topology") : !quick) {
-    const profile = {
-      ...(quick
-        ? { units: 200, requests: 10_000, users: 5_000, rounds: 2, lagSeconds: 5 }
-        : { units: 1000, requests: 50_000, users: 20_000, rounds: 3, lagSeconds: 15 }),
-      connections: 100,
-      lagRates: [500, 1000],
-    };
-    process.stderr.write(`▸ single topology beside the cluster topology ${JSON.stringify(profile)}\n`);
-    const cluster = await startBenchStack("cluster");
-    const clusterPool = createPool(cluster.env.DATABASE_URL, { connectionLimit: 16 });
-    const clusterRedis = withScripts(redisClient(cluster.env.REDIS_URL));
-    // The same two API processes as the single topology's, and two maintainers in one group.
-    const clusterFlashgate = await startFlashgate(cluster.env, processes, 2);
-    try {
-      const single = {
-        topology: "single" as const,
-        urls: systems.flashgate.urls,
-        maintainerUrls: systems.flashgate.maintainerUrls,
-        pool,
-        redis,
-        secret: env.AUTH_JWT_SECRET,
-      };
-      const result = await topologyScenario(
-        single,
-        {
-          topology: "cluster",
-          urls: clusterFlashgate.urls,
-          maintainerUrls: clusterFlashgate.maintainerUrls,
-          pool: clusterPool,
-          redis: clusterRedis,
-          secret: cluster.env.AUTH_JWT_SECRET,
-        },
-        profile,
-      );
-      save("topology", result);
-    } finally {
-      await clusterFlashgate.stop();
-      await clusterPool.end();
-      clusterRedis.disconnect();
-      if (process.env.FLASHGATE_KEEP_BENCH_STACK !== "1") await down(cluster.ctx);
-    }
+  for (const scenario of scenarios) {
+    // A scenario for full runs only is left out of a quick run unless asked for by name.
+    if (only ? !wanted(scenario.name) : quick && scenario.fullOnly) continue;
+    const profile = scenario.profile(run);
+    process.stderr.write(`▸ ${scenario.title} ${JSON.stringify(profile)}\n`);
+    save(scenario.name, await scenario.run(bench, profile));
   }
 } finally {
   for (const system of [...systems.designs, systems.hello]) await system.stop();

@@ -3,6 +3,7 @@ import { compareSku } from "@flashgate/sync";
 import type { Pool } from "mysql2/promise";
 import { latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, settledAt, unitsSold } from "../lib/sale.ts";
+import type { Scenario } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
 import { lagBetween, scrape } from "./lag.ts";
 import { designRounds, openSale } from "./open-sale.ts";
@@ -22,7 +23,7 @@ export interface BigStockProfile {
  * flashgate and MySQL-only decide each one in MySQL; Redis-as-truth admits in Redis and persists later,
  * so its admissions per second and when MySQL caught up are both reported.
  */
-export async function bigStock(
+async function bigStock(
   systems: Systems,
   pool: Pool,
   redis: FlashgateRedis,
@@ -114,3 +115,16 @@ export async function bigStock(
   }
   return { profile, results };
 }
+
+export const bigStockScenario: Scenario<BigStockProfile> = {
+  name: "bigstock",
+  title: "big stock",
+  profile: ({ quick, rounds }) => ({
+    ...(quick
+      ? { units: 5_000, requests: 15_000, users: 7_500 }
+      : { units: 50_000, requests: 150_000, users: 75_000 }),
+    connections: 100,
+    rounds,
+  }),
+  run: (b, profile) => bigStock(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+};

@@ -3,6 +3,7 @@ import type { Pool } from "mysql2/promise";
 import { latencySummary, runLoad, serverErrorsOf } from "../lib/load.ts";
 import { runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest } from "../lib/sale.ts";
+import type { Scenario } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";
@@ -25,7 +26,7 @@ export interface BotsProfile {
  * units last about half the window. Where the designs differ is what a bot's request costs: the new
  * buyers' answer times beside them, and the database transactions the window took.
  */
-export async function bots(
+async function bots(
   systems: Systems,
   pool: Pool,
   redis: FlashgateRedis,
@@ -93,3 +94,16 @@ export async function bots(
   }
   return { profile: { ...profile, units, newBuyers }, results };
 }
+
+export const botsScenario: Scenario<BotsProfile> = {
+  name: "bots",
+  title: "bots beside buyers",
+  profile: ({ quick, rounds, processes }) => ({
+    ...(quick
+      ? { rate: 5_000, seconds: 1, botUsers: 100, connections: 250 }
+      : { rate: 10_000, seconds: 2, botUsers: 200, connections: 500 }),
+    processesPerSystem: processes,
+    rounds,
+  }),
+  run: (b, profile) => bots(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+};

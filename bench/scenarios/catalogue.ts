@@ -5,6 +5,7 @@ import type { Pool, RowDataPacket } from "mysql2/promise";
 import { machineBusyMs } from "../lib/env.ts";
 import { type LoadResult, latencySummary, percentile, runLoad } from "../lib/load.ts";
 import { createCatalogue, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
+import type { Scenario } from "../lib/scenario.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
 import { lagBetween, scrape } from "./lag.ts";
 import { cachedSale, designRounds } from "./open-sale.ts";
@@ -116,7 +117,7 @@ export async function openCatalogue(
  * reference its throughput is held to. Per SKU: when it sold out, and whether it was left with units
  * while buyers of it were refused.
  */
-export async function catalogue(
+async function catalogue(
   systems: Systems,
   pool: Pool,
   redis: FlashgateRedis,
@@ -292,3 +293,17 @@ async function sellCatalogue(run: CatalogueRun, system: RunningSystem, looper?: 
     looper: looped ? { requests: looped.requests, answers: answerCounts(looped) } : null,
   };
 }
+
+export const catalogueScenario: Scenario<CatalogueProfile & { rounds: number }> = {
+  name: "catalogue",
+  title: "catalogue",
+  profile: ({ quick, rounds }) => ({
+    ...(quick
+      ? { skus: 100, unitsPerSku: 50, requests: 20_000, users: 10_000 }
+      : { skus: 1000, unitsPerSku: 100, requests: 100_000, users: 50_000 }),
+    connections: 100,
+    zipf: 1.1,
+    rounds,
+  }),
+  run: (b, profile) => catalogue(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+};

@@ -1,6 +1,8 @@
 import type { Pool } from "mysql2/promise";
 import { commitOrders, cpuByPart, cpuPerEvent, withWriters } from "../lib/cdc-writers.ts";
+import { stackCpuMs } from "../lib/env.ts";
 import { createCatalogue, newSale } from "../lib/sale.ts";
+import type { Scenario } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
 import { lagBetween, scrape } from "./lag.ts";
 
@@ -20,7 +22,7 @@ export interface SustainedProfile {
  * reported), for `seconds` at each rate; the commit → Redis lag meanwhile, from the maintainers'
  * histograms, and the machine's CPU per event. Held: the rate achieved and lag p99 under 2 s.
  */
-export async function cdcSustained(
+async function cdcSustained(
   systems: Systems,
   pool: Pool,
   profile: SustainedProfile,
@@ -86,3 +88,17 @@ export async function cdcSustained(
   }
   return { profile: { ...profile, eventsPerTransaction }, results };
 }
+
+export const cdcSteadyScenario: Scenario<SustainedProfile> = {
+  name: "cdcsteady",
+  title: "CDC held at steady rates",
+  // Decision-sized transactions (100 orders over 20 SKUs) at the goal's rate and below it.
+  profile: ({ quick }) => ({
+    rates: [5_000, 7_500, 10_000, 20_000],
+    seconds: quick ? 10 : 60,
+    writers: 8,
+    ordersPerTransaction: 100,
+    skusPerWriter: 20,
+  }),
+  run: (b, profile) => cdcSustained(b.systems, b.pool, profile, () => stackCpuMs(b.ctx)),
+};

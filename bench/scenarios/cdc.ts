@@ -5,8 +5,10 @@ import { consumerGroup } from "@flashgate/maintainer";
 import { Kafka, logLevel } from "kafkajs";
 import type { Pool } from "mysql2/promise";
 import { commitOrders, cpuByPart, cpuPerEvent, withWriters } from "../lib/cdc-writers.ts";
+import { stackCpuMs } from "../lib/env.ts";
 import { percentile } from "../lib/load.ts";
 import { createCatalogue, newSale } from "../lib/sale.ts";
+import type { Scenario } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
 import { lagBetween, scrape } from "./lag.ts";
 
@@ -27,7 +29,7 @@ export interface CdcProfile {
  * commit → Redis lag the maintainer measures. Each transaction inserts its orders and takes their units
  * from its SKUs' stock in one UPDATE: every order row and every stock row is one change event.
  */
-export async function cdcScenario(
+async function cdcScenario(
   systems: Systems,
   pool: Pool,
   env: Record<string, string>,
@@ -178,3 +180,13 @@ export async function cdcScenario(
     await admin.disconnect();
   }
 }
+
+export const cdcBurstScenario: Scenario<CdcProfile> = {
+  name: "cdc",
+  title: "CDC throughput, a burst",
+  profile: ({ quick }) =>
+    quick
+      ? { orders: 10_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 }
+      : { orders: 200_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 },
+  run: (b, profile) => cdcScenario(b.systems, b.pool, b.env, profile, () => stackCpuMs(b.ctx)),
+};

@@ -3,6 +3,7 @@ import { closeAllExpiredOrders } from "@flashgate/db";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { runOpenLoad } from "../lib/open-loop.ts";
 import { createCatalogue, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
+import type { Scenario } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
 import { allCached } from "./catalogue.ts";
 import { lagBetween, scrape } from "./lag.ts";
@@ -21,7 +22,7 @@ export interface ExpiryProfile {
  * returned unit is sold again (every unit MySQL got back is a new buyer's order), the expiry's pace, and
  * the commit → Redis lag meanwhile.
  */
-export async function massExpiry(
+async function massExpiry(
   systems: Systems,
   pool: Pool,
   redis: FlashgateRedis,
@@ -115,3 +116,13 @@ export async function massExpiry(
     applied: cdc.applied,
   };
 }
+
+export const deadlineScenario: Scenario<ExpiryProfile> = {
+  name: "deadline",
+  title: "a payment deadline",
+  profile: ({ quick }) =>
+    quick
+      ? { orders: 2_000, skus: 20, buyersPerSecond: 500, buyingMs: 8_000 }
+      : { orders: 50_000, skus: 100, buyersPerSecond: 2000, buyingMs: 120_000 },
+  run: (b, profile) => massExpiry(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+};

@@ -3,6 +3,7 @@ import { eventually } from "@flashgate/testkit";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
+import type { Scenario } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 import { redisTruthStock } from "./storm.ts";
@@ -11,7 +12,7 @@ import { redisTruthStock } from "./storm.ts";
  * During a sale: a raw-SQL restock of 100 units, 50 orders closed in SQL (each returning its unit) and
  * an admin price edit. How long until those 150 units sell again, and what drift is left after the window.
  */
-export async function driftScenario(
+async function driftScenario(
   systems: Systems,
   pool: Pool,
   redis: FlashgateRedis,
@@ -97,3 +98,11 @@ export async function driftScenario(
   }
   return { windowS, rounds, results };
 }
+
+export const driftBenchScenario: Scenario<{ windowS: number; rounds: number }> = {
+  name: "drift",
+  title: "drift",
+  profile: ({ quick, rounds }) => ({ windowS: quick ? 5 : 15, rounds }),
+  run: (b, { windowS, rounds }) =>
+    driftScenario(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, windowS, rounds),
+};

@@ -3,6 +3,7 @@ import type { Pool } from "mysql2/promise";
 import { percentile, serverErrorsOf } from "../lib/load.ts";
 import { runOpenLoad } from "../lib/open-loop.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, settledAt, unitsSold } from "../lib/sale.ts";
+import type { Scenario } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";
@@ -22,7 +23,7 @@ export interface FirstSecondProfile {
  * round reports how soon the units were sold (the last 201), the p99 of every answer from when its
  * request was due, the answers that were 5xx or never came, and the database transactions the sale cost.
  */
-export async function firstSecond(
+async function firstSecond(
   systems: Systems,
   pool: Pool,
   redis: FlashgateRedis,
@@ -97,3 +98,16 @@ export async function firstSecond(
   }
   return { profile, results };
 }
+
+export const firstSecondScenario: Scenario<FirstSecondProfile> = {
+  name: "firstsecond",
+  title: "the first second of a sale",
+  profile: ({ quick, rounds, processes }) => ({
+    ...(quick
+      ? { units: 250, arrivals: 5_000, connections: 250 }
+      : { units: 1000, arrivals: 20_000, connections: 500 }),
+    processesPerSystem: processes,
+    rounds,
+  }),
+  run: (b, profile) => firstSecond(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+};

@@ -7,6 +7,7 @@ import type { FloodOrder } from "../lib/flood-worker.ts";
 import { latencySummary, runLoad } from "../lib/load.ts";
 import { runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
+import type { Scenario } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
 import { openSale } from "./open-sale.ts";
 
@@ -59,7 +60,7 @@ async function startFlood(order: FloodOrder) {
  * purchases fall from thousands to hundreds per second beside either flood), which only a limit in
  * front of the API meets.
  */
-export async function floodScenario(
+async function floodScenario(
   systems: Systems,
   pool: Pool,
   redis: FlashgateRedis,
@@ -138,3 +139,31 @@ export async function floodScenario(
     rounds,
   };
 }
+
+export const floodBenchScenario: Scenario<FloodProfile> = {
+  name: "flood",
+  title: "flood of unknown-SKU views beside a sale",
+  profile: ({ quick }) =>
+    quick
+      ? {
+          units: 200,
+          requests: 5_000,
+          users: 2_500,
+          connections: 100,
+          purchasesPerSecond: 1_000,
+          floodConnections: 2_000,
+          floodThinkMs: 1000,
+          rounds: 1,
+        }
+      : {
+          units: 500,
+          requests: 30_000,
+          users: 10_000,
+          connections: 100,
+          purchasesPerSecond: 2_000,
+          floodConnections: 5_000,
+          floodThinkMs: 2000,
+          rounds: 3,
+        },
+  run: (b, profile) => floodScenario(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+};

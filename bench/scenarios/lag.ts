@@ -1,6 +1,7 @@
 import { histogramBuckets, parsePrometheus, quantileBetween, sumOf } from "@flashgate/telemetry/scrape";
 import type { Pool } from "mysql2/promise";
 import { createSale, newSale } from "../lib/sale.ts";
+import type { Scenario } from "../lib/scenario.ts";
 
 /** Every maintainer's samples together: the group's instances share the partitions, and so the lag. */
 export const scrape = async (urls: string[]) =>
@@ -104,3 +105,10 @@ export async function lagScenario(pool: Pool, maintainerUrls: string[], rates: n
   }
   return { seconds, results };
 }
+
+export const cdcLagScenario: Scenario<{ rates: number[]; seconds: number }> = {
+  name: "lag",
+  title: "CDC lag",
+  profile: ({ quick }) => ({ rates: [250, 500, 1000, 2000], seconds: quick ? 3 : 15 }),
+  run: (b, { rates, seconds }) => lagScenario(b.pool, b.systems.flashgate.maintainerUrls, rates, seconds),
+};

@@ -5,6 +5,7 @@ import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { type LoadRequest, runLoad } from "../lib/load.ts";
 import { createSale, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
+import type { Scenario } from "../lib/scenario.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
 
 function redisBenchmark(url: URL, requests: number, command: string[]): number {
@@ -56,7 +57,7 @@ const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
  * order), after a warm-up pass, and the median of the per-round ratios is reported, with every
  * round's numbers beside it.
  */
-export async function microScenario(
+async function microScenario(
   systems: Systems,
   pool: Pool,
   redis: FlashgateRedis,
@@ -204,3 +205,11 @@ export async function microScenario(
     },
   };
 }
+
+export const microCeilingsScenario: Scenario<{ requests: number }> = {
+  name: "micro",
+  title: "micro ceilings",
+  profile: ({ quick }) => ({ requests: quick ? 10_000 : 60_000 }),
+  run: (b, { requests }) =>
+    microScenario(b.systems, b.pool, b.redis, b.env.REDIS_URL, b.env.AUTH_JWT_SECRET, requests),
+};

@@ -4,6 +4,7 @@ import { machineSettled } from "../lib/env.ts";
 import type { LoadRequest } from "../lib/load.ts";
 import { type Ceiling, findCeiling, runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest, retireSales } from "../lib/sale.ts";
+import type { Scenario } from "../lib/scenario.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
 import { type CatalogueProfile, demand, openCatalogue } from "./catalogue.ts";
 import { designRounds, openSale } from "./open-sale.ts";
@@ -37,7 +38,7 @@ type Prepare = (system: RunningSystem, rate: number) => Promise<(index: number) 
  * Every step sells a fresh sale, big enough to last it where orders are the point. Three rounds, the
  * designs' order rotated each round; ratios are taken within a round.
  */
-export async function openLoop(
+async function openLoop(
   systems: Systems,
   pool: Pool,
   redis: FlashgateRedis,
@@ -146,3 +147,38 @@ export async function openLoop(
   }
   return { profile, results };
 }
+
+export const openLoopScenario: Scenario<OpenLoopProfile> = {
+  name: "openloop",
+  title: "open loop",
+  profile: ({ quick, rounds }) => ({
+    ...(quick
+      ? // A coarse search: the quick run's figures are a smoke check, the full run's the measurement.
+        {
+          stepMs: 1000,
+          warmupMs: 500,
+          connections: 500,
+          catalogue: { skus: 200, zipf: 1.1 },
+          startRate: 2000,
+          minRate: 250,
+          tries: 1,
+          factor: 2,
+          resolution: 0.5,
+        }
+      : {
+          stepMs: 2000,
+          warmupMs: 1000,
+          connections: 1000,
+          catalogue: { skus: 1000, zipf: 1.1 },
+          startRate: 1000,
+          minRate: 60,
+          tries: 2,
+          factor: 2,
+          resolution: 0.05,
+        }),
+    rounds,
+    maxRate: 40_000,
+    stormUnitShare: 0.01,
+  }),
+  run: (b, profile) => openLoop(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+};

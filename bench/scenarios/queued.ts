@@ -4,7 +4,9 @@ import { machineSettled } from "../lib/env.ts";
 import { percentile } from "../lib/load.ts";
 import { type Ceiling, findCeiling, type OpenLoadResult, runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest, retireSales, settledAt, unitsSold } from "../lib/sale.ts";
+import type { Scenario } from "../lib/scenario.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
+import { startFlashgateQueued } from "../lib/systems.ts";
 import type { OpenLoopProfile } from "./open-loop.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 
@@ -23,7 +25,7 @@ const admissionsOf = (load: OpenLoadResult) =>
  * buyer's order and how fast the queue drained once the arrivals stopped. A queued step waits for its
  * queue to drain before the next (its writers would otherwise sell beside the next step's buyers).
  */
-export async function queuedScenario(
+async function queuedScenario(
   systems: Systems,
   queued: RunningSystem,
   pool: Pool,
@@ -213,3 +215,40 @@ export function queuedSection(result: QueuedResult | undefined): string[] {
   );
   return lines;
 }
+
+export const queuedAdmissionScenario: Scenario<QueuedProfile> = {
+  name: "queued",
+  title: "queued admission beside deciding at once and Redis-as-truth",
+  profile: ({ quick, rounds }) => ({
+    ...(quick
+      ? {
+          stepMs: 1000,
+          warmupMs: 500,
+          connections: 500,
+          startRate: 2000,
+          minRate: 250,
+          tries: 1,
+          resolution: 0.5,
+        }
+      : {
+          stepMs: 2000,
+          warmupMs: 1000,
+          connections: 1000,
+          startRate: 1000,
+          minRate: 60,
+          tries: 2,
+          resolution: 0.05,
+        }),
+    factor: 2,
+    maxRate: 40_000,
+    rounds,
+  }),
+  run: async (b, profile) => {
+    const queued = await startFlashgateQueued(b.env, b.processes);
+    try {
+      return await queuedScenario(b.systems, queued, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile);
+    } finally {
+      await queued.stop();
+    }
+  },
+};

@@ -5,6 +5,7 @@ import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
+import type { Scenario } from "../lib/scenario.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 
@@ -41,7 +42,7 @@ export const transactionsOf = async (systems: Systems, system: RunningSystem) =>
 };
 
 /** 1,000 units, 100,000 requests from 20,000 users, as fast as the machine allows, for each design, each round. */
-export async function storm(
+async function storm(
   systems: Systems,
   pool: Pool,
   redis: FlashgateRedis,
@@ -116,3 +117,16 @@ export async function storm(
   }
   return { profile, results };
 }
+
+export const stormScenario: Scenario<StormProfile> = {
+  name: "storm",
+  title: "storm",
+  profile: ({ quick, rounds, processes }) => ({
+    ...(quick
+      ? { units: 200, requests: 10_000, users: 5_000, connections: 100 }
+      : { units: 1000, requests: 100_000, users: 20_000, connections: 100 }),
+    processesPerSystem: processes,
+    rounds,
+  }),
+  run: (b, profile) => storm(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+};

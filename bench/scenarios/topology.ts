@@ -1,15 +1,19 @@
-import type { FlashgateRedis } from "@flashgate/cache";
+import { type FlashgateRedis, redisClient, withScripts } from "@flashgate/cache";
+import { createPool } from "@flashgate/db";
+import { down } from "@flashgate/stack";
 import { compareSku } from "@flashgate/sync";
 import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
-import { machineBusyMs } from "../lib/env.ts";
+import { machineBusyMs, startBenchStack } from "../lib/env.ts";
 import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
 import { mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
+import type { Scenario } from "../lib/scenario.ts";
+import { startFlashgate } from "../lib/systems.ts";
 import { lagScenario } from "./lag.ts";
 import { cachedSale } from "./open-sale.ts";
 
 /** flashgate over one stack: its API processes, its maintainers, and the stack's MySQL and Redis. */
-export interface Deployment {
+interface Deployment {
   topology: "single" | "cluster";
   urls: string[];
   maintainerUrls: string[];
@@ -47,7 +51,7 @@ interface TopologyRound {
  * the cluster's six Redis nodes, three brokers and two workers share the same cores. Then the CDC lag
  * on each at a few write rates.
  */
-export async function topologyScenario(single: Deployment, cluster: Deployment, profile: TopologyProfile) {
+async function topologyScenario(single: Deployment, cluster: Deployment, profile: TopologyProfile) {
   const deployments = [single, cluster];
   const tokens = new Map(deployments.map((d) => [d, mintTokens(d.secret, profile.users, 50_000_000)]));
   for (const deployment of deployments) {
@@ -133,3 +137,50 @@ export async function topologyScenario(single: Deployment, cluster: Deployment, 
     },
   };
 }
+
+/** The single topology (the run's own stack) beside the cluster topology, started for it and stopped after. */
+export const topologyBenchScenario: Scenario<TopologyProfile> = {
+  name: "topology",
+  title: "single topology beside the cluster topology",
+  fullOnly: true,
+  profile: ({ quick }) => ({
+    ...(quick
+      ? { units: 200, requests: 10_000, users: 5_000, rounds: 2, lagSeconds: 5 }
+      : { units: 1000, requests: 50_000, users: 20_000, rounds: 3, lagSeconds: 15 }),
+    connections: 100,
+    lagRates: [500, 1000],
+  }),
+  run: async (b, profile) => {
+    const cluster = await startBenchStack("cluster");
+    const clusterPool = createPool(cluster.env.DATABASE_URL, { connectionLimit: 16 });
+    const clusterRedis = withScripts(redisClient(cluster.env.REDIS_URL));
+    // The same API processes as the single topology's, and two maintainers in one group.
+    const clusterFlashgate = await startFlashgate(cluster.env, b.processes, 2);
+    try {
+      return await topologyScenario(
+        {
+          topology: "single",
+          urls: b.systems.flashgate.urls,
+          maintainerUrls: b.systems.flashgate.maintainerUrls,
+          pool: b.pool,
+          redis: b.redis,
+          secret: b.env.AUTH_JWT_SECRET,
+        },
+        {
+          topology: "cluster",
+          urls: clusterFlashgate.urls,
+          maintainerUrls: clusterFlashgate.maintainerUrls,
+          pool: clusterPool,
+          redis: clusterRedis,
+          secret: cluster.env.AUTH_JWT_SECRET,
+        },
+        profile,
+      );
+    } finally {
+      await clusterFlashgate.stop();
+      await clusterPool.end();
+      clusterRedis.disconnect();
+      if (process.env.FLASHGATE_KEEP_BENCH_STACK !== "1") await down(cluster.ctx);
+    }
+  },
+};

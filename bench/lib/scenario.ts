@@ -1,0 +1,33 @@
+import type { FlashgateRedis } from "@flashgate/cache";
+import type { StackContext } from "@flashgate/stack";
+import type { Pool } from "mysql2/promise";
+import type { Systems } from "./systems.ts";
+
+/** What a run is: full or quick, its rounds, each design's server processes. */
+export interface RunSettings {
+  quick: boolean;
+  rounds: number;
+  processes: number;
+}
+
+/** What every scenario of a run is given: the designs started once, and the bench stack. */
+export interface Bench extends RunSettings {
+  systems: Systems;
+  pool: Pool;
+  redis: FlashgateRedis;
+  env: Record<string, string>;
+  ctx: StackContext;
+}
+
+/**
+ * One scenario: its name (for `--only` and its result file), what the run's log calls it, its profile for a
+ * quick and a full run, and its run, which returns what its result file holds.
+ */
+export interface Scenario<P = unknown> {
+  name: string;
+  title: string;
+  /** Left out of a quick run unless asked for by name (a second whole stack takes minutes to start). */
+  fullOnly?: boolean;
+  profile(run: RunSettings): P;
+  run(bench: Bench, profile: P): Promise<object>;
+}
