@@ -10,7 +10,7 @@ import { createPool } from "@flashgate/db";
 import { databaseEngines, down } from "@flashgate/stack";
 import { databaseFacts, machineFacts, startBenchStack } from "./lib/env.ts";
 import { benchRun, runCommit, runFolder, writeReport, writeResult } from "./lib/report.ts";
-import type { Bench, RunSettings, Scenario } from "./lib/scenario.ts";
+import type { Bench, RunSettings } from "./lib/scenario.ts";
 import {
   type RunningSystem,
   type Systems,
@@ -19,41 +19,8 @@ import {
   startMysqlOnly,
   startRedisTruth,
 } from "./lib/systems.ts";
-import { bigStockScenario } from "./scenarios/bigstock.ts";
-import { botsScenario } from "./scenarios/bots.ts";
-import { catalogueScenario } from "./scenarios/catalogue.ts";
-import { cdcBurstScenario } from "./scenarios/cdc.ts";
-import { cdcSteadyScenario } from "./scenarios/cdc-steady.ts";
-import { deadlineScenario } from "./scenarios/deadline.ts";
 import { decisionScenario } from "./scenarios/decision.ts";
-import { driftBenchScenario } from "./scenarios/drift.ts";
-import { firstSecondScenario } from "./scenarios/first-second.ts";
-import { floodBenchScenario } from "./scenarios/flood.ts";
-import { cdcLagScenario } from "./scenarios/lag.ts";
-import { microCeilingsScenario } from "./scenarios/micro.ts";
-import { openLoopScenario } from "./scenarios/open-loop.ts";
-import { queuedAdmissionScenario } from "./scenarios/queued.ts";
-import { stormScenario } from "./scenarios/storm.ts";
-import { topologyBenchScenario } from "./scenarios/topology.ts";
-
-/** The scenarios on the bench stack, in the report's order. */
-const scenarios: Scenario[] = [
-  openLoopScenario,
-  stormScenario,
-  firstSecondScenario,
-  botsScenario,
-  queuedAdmissionScenario,
-  bigStockScenario,
-  catalogueScenario,
-  driftBenchScenario,
-  microCeilingsScenario,
-  floodBenchScenario,
-  cdcBurstScenario,
-  cdcSteadyScenario,
-  deadlineScenario,
-  cdcLagScenario,
-  topologyBenchScenario,
-];
+import { scenarios } from "./scenarios/index.ts";
 
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");

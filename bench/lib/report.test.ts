@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { repoRoot } from "@flashgate/stack";
 import { describe, expect, it } from "vitest";
 import { writeReport } from "./report.ts";
-import { roundRatios } from "./sections.ts";
+import { roundRatios } from "./tables.ts";
 
 const ceiling = (design: string, sustainedPerSecond: number) => ({ design, sustainedPerSecond, steps: [] });
 

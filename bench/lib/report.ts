@@ -2,17 +2,11 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { repoRoot } from "@flashgate/stack";
-import { type DecisionResult, decisionGoals } from "../scenarios/decision.ts";
+import { type DecisionResult, decisionGoals, decisionSection } from "../scenarios/decision.ts";
+import { scenarios } from "../scenarios/index.ts";
+import { openLoopRows } from "../scenarios/open-loop.ts";
 import { type QueuedResult, queuedGoals } from "../scenarios/queued.ts";
-import {
-  median,
-  openLoopRows,
-  type ResultRow,
-  type Results,
-  roundRatios,
-  scenarioSections,
-  spread,
-} from "./sections.ts";
+import { median, type ResultRow, type Results, roundRatios, spread } from "./tables.ts";
 
 const resultsDir = join(repoRoot, "bench", "results");
 
@@ -219,7 +213,9 @@ export function writeReport(folder: string, kind: RunKind): string {
     ...designNotes,
     ...(kind.naive ? naiveNotes : []),
     "",
-    ...scenarioSections(results, folder),
+    // The decision runs before the bench stack, the others on it, in the report's order.
+    ...decisionSection(results.decision?.data as DecisionResult | undefined),
+    ...scenarios.flatMap((scenario) => scenario.section(results, folder)),
   ];
   const changes = (link: string) =>
     `What each change for sales at full size did, measured before and after it, is in [changes.md](${link}) (each entry from its own runs, not this one).\n`;

@@ -2,6 +2,7 @@ import type { FlashgateRedis } from "@flashgate/cache";
 import type { StackContext } from "@flashgate/stack";
 import type { Pool } from "mysql2/promise";
 import type { Systems } from "./systems.ts";
+import type { Results } from "./tables.ts";
 
 /** What a run is: full or quick, its rounds, each design's server processes. */
 export interface RunSettings {
@@ -21,7 +22,7 @@ export interface Bench extends RunSettings {
 
 /**
  * One scenario: its name (for `--only` and its result file), what the run's log calls it, its profile for a
- * quick and a full run, and its run, which returns what its result file holds.
+ * quick and a full run, its run, which returns what its result file holds, and its section of the report.
  */
 export interface Scenario<P = unknown> {
   name: string;
@@ -30,4 +31,6 @@ export interface Scenario<P = unknown> {
   fullOnly?: boolean;
   profile(run: RunSettings): P;
   run(bench: Bench, profile: P): Promise<object>;
+  /** Its part of the run's report, from the run's results (charts drawn into the run's folder). */
+  section(results: Results, folder: string): string[];
 }

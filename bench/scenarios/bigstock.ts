@@ -5,6 +5,16 @@ import { latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, settledAt, unitsSold } from "../lib/sale.ts";
 import type { Scenario } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
+import {
+  latencyCell,
+  perSystem,
+  type ResultRow,
+  type Results,
+  roundRatios,
+  roundsOf,
+  seconds,
+  spread,
+} from "../lib/tables.ts";
 import { lagBetween, scrape } from "./lag.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";
@@ -126,5 +136,32 @@ export const bigStockScenario: Scenario<BigStockProfile> = {
     connections: 100,
     rounds,
   }),
+  section: bigStockSection,
   run: (b, profile) => bigStock(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
 };
+
+/** One SKU with 100,000 units on each design. */
+function bigStockSection(results: Results): string[] {
+  const big = results.bigstock?.data as { profile: ResultRow; results: ResultRow[] } | undefined;
+  if (!big) return [];
+  const { profile } = big;
+  const lines = [
+    "## Big stock (closed loop)",
+    "",
+    `One SKU with ${profile.units} units; ${profile.requests} requests from ${profile.users} users (each comes twice, with a new key) over ${profile.connections} connections, 2 server processes per design, ${roundsOf(profile.rounds)} in rotating order, after an uncounted warm-up sale per design. Orders/s is orders created over the time to the last one (for Redis-as-truth: admissions, which MySQL holds only once its writer has caught up).`,
+    "",
+    "| round | system | orders/s | sold out after s | in MySQL after s | cache converged after s | req/s | 201 p50 / p99 ms | SOLD_OUT p50 / p99 ms | units sold | DB tx / unit | CDC lag p99 ms | Redis bytes / buyer |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const r of big.results)
+    lines.push(
+      `| ${r.round} | ${r.system} | ${r.ordersPerSecond} | ${seconds(r.timeToSellOutMs)} | ${seconds(r.persistedAfterMs)} | ${seconds(r.cacheConvergedAfterMs)} | ${r.requestsPerSecond} | ${latencyCell(r.latencyMs["201"])} | ${latencyCell(r.latencyMs["409 SOLD_OUT"])} | ${r.unitsSold}${r.soldExactly ? "" : " ✗"} | ${r.transactionsPerUnitSold ?? "–"} | ${r.cdc?.lagP99Ms ?? "–"} | ${r.redisBytesPerBuyer ?? "–"} |`,
+    );
+  const orders = (r: ResultRow) => r.ordersPerSecond;
+  lines.push(
+    "",
+    `Orders/s, median (min–max) of the rounds: ${perSystem(big.results, orders)}. flashgate over the strongest Redis-as-truth's admissions/s: **${spread(roundRatios(big.results, "redis-as-truth", orders), 2)}×**; over the strongest MySQL-only's orders/s: **${spread(roundRatios(big.results, "mysql-only", orders), 2)}×**.`,
+    "",
+  );
+  return lines;
+}

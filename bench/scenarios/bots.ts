@@ -5,6 +5,7 @@ import { runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest } from "../lib/sale.ts";
 import type { Scenario } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
+import { latencyCell, perSystem, type ResultRow, type Results, roundsOf } from "../lib/tables.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";
 
@@ -105,5 +106,32 @@ export const botsScenario: Scenario<BotsProfile> = {
     processesPerSystem: processes,
     rounds,
   }),
+  section: botsSection,
   run: (b, profile) => bots(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
 };
+
+/** Nine requests in ten from users who already bought, beside new buyers, while stock lasts. */
+function botsSection(results: Results): string[] {
+  const run = results.bots?.data as { profile: ResultRow; results: ResultRow[] } | undefined;
+  if (!run) return [];
+  const { profile } = run;
+  const lines = [
+    "## Bots beside buyers (open loop)",
+    "",
+    `${profile.rate} requests/s for ${profile.seconds} s over ${profile.connections} connections, ${profile.processesPerSystem} server processes per design, ${roundsOf(profile.rounds)}: one in ten from a new buyer (${profile.newBuyers} of them for ${profile.units - profile.botUsers} units), nine from ${profile.botUsers} users who bought before the window — half buying again with a new key, half repeating their first key. Answer times from when each request was due.`,
+    "",
+    "| round | system | new buyers' 201 p50 / p99 ms | 201 | SOLD_OUT | already bought: p99 ms (count) | replays: p99 ms (count) | 429 | 5xx | no answer | DB transactions |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  const cell = (latency: ResultRow | undefined) => (latency ? `${latency.p99} (${latency.count})` : "–");
+  for (const r of run.results)
+    lines.push(
+      `| ${r.round} | ${r.system} | ${latencyCell(r.latencyMs["201"])} | ${r.created} | ${r.latencyMs["409 SOLD_OUT"]?.count ?? 0} | ${cell(r.latencyMs["409 ALREADY_PURCHASED"])} | ${cell(r.latencyMs["200"])} | ${r.latencyMs["429 RATE_LIMITED"]?.count ?? 0} | ${r.serverErrors} | ${r.timedOut} | ${r.databaseTransactions} |`,
+    );
+  lines.push(
+    "",
+    `New buyers' 201 p99 (ms), median (min–max) of the rounds: ${perSystem(run.results, (r) => r.latencyMs["201"]?.p99 ?? Number.NaN)}.`,
+    "",
+  );
+  return lines;
+}

@@ -7,6 +7,17 @@ import { type LoadResult, latencySummary, percentile, runLoad } from "../lib/loa
 import { createCatalogue, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
 import type { Scenario } from "../lib/scenario.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
+import {
+  latencyCell,
+  median,
+  perSystem,
+  type ResultRow,
+  type Results,
+  roundRatios,
+  roundsOf,
+  seconds,
+  spread,
+} from "../lib/tables.ts";
 import { lagBetween, scrape } from "./lag.ts";
 import { cachedSale, designRounds } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";
@@ -305,5 +316,52 @@ export const catalogueScenario: Scenario<CatalogueProfile & { rounds: number }> 
     zipf: 1.1,
     rounds,
   }),
+  section: catalogueSection,
   run: (b, profile) => catalogue(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
 };
+
+/** 1,000 SKUs, Zipf demand, on each design, beside flashgate's single-SKU storm of as many requests. */
+function catalogueSection(results: Results): string[] {
+  const catalogue = results.catalogue?.data as
+    | { profile: ResultRow; singleSkuStorm: ResultRow; results: ResultRow[] }
+    | undefined;
+  if (!catalogue) return [];
+  const { profile, singleSkuStorm: storm } = catalogue;
+  const lines = [
+    "## Catalogue (closed loop)",
+    "",
+    `${profile.skus} SKUs × ${profile.unitsPerSku} units of one activity; ${profile.requests} requests from ${profile.users} users, SKUs drawn Zipf (s = ${profile.zipf}) with one seed for every design, over ${profile.connections} connections, 2 server processes per design, ${roundsOf(profile.rounds)} in rotating order, after an uncounted warm-up sale per design. Left while refused: SKUs that ended with units after buyers of theirs were told SOLD_OUT. Machine CPU: every process's busy time over the load, per request.`,
+    "",
+    "| round | system | req/s | orders | SKUs sold out | sold out after s (p50 / p90 / max) | left while refused (SKUs, units) | 201 p50 / p99 ms | SOLD_OUT p50 / p99 ms | DB tx / unit | MySQL commits | machine CPU ms / request | CDC lag p50 / p99 ms |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const r of catalogue.results)
+    lines.push(
+      `| ${r.round ?? "–"} | ${r.system} | ${r.requestsPerSecond} | ${r.unitsSold} | ${r.skusSoldOut} | ${seconds(r.sellOutMs.p50)} / ${seconds(r.sellOutMs.p90)} / ${seconds(r.sellOutMs.max)} | ${r.skusLeftWithUnitsWhileRefused}, ${r.unitsLeftWhileRefused} | ${latencyCell(r.latencyMs["201"])} | ${latencyCell(r.latencyMs["409 SOLD_OUT"])} | ${r.transactionsPerUnitSold ?? "–"} | ${r.databaseCommits ?? "–"} | ${r.machineCpuMsPerRequest} | ${r.cdc ? `${r.cdc.lagP50Ms} / ${r.cdc.lagP99Ms}` : "–"} |`,
+    );
+  lines.push(
+    `| – | flashgate, one SKU of 1000 units (reference) | ${storm.requestsPerSecond} | ${storm.created} | 1 | – | – | ${latencyCell(storm.latencyMs["201"])} | ${latencyCell(storm.latencyMs["409 SOLD_OUT"])} | – | – | ${storm.machineCpuMsPerRequest} | – |`,
+  );
+  const sale = catalogue.results.filter((r) => !r.looper);
+  const rate = (r: ResultRow) => r.requestsPerSecond;
+  const fg = sale.filter((r) => r.system === "flashgate");
+  lines.push(
+    "",
+    `Requests/s, median (min–max) of the rounds: ${perSystem(sale, rate)}. flashgate over the strongest Redis-as-truth: **${spread(roundRatios(sale, "redis-as-truth", rate), 2)}×**; over the strongest MySQL-only: **${spread(roundRatios(sale, "mysql-only", rate), 2)}×**; over its own single-SKU storm: ${(median(fg.map(rate)) / storm.requestsPerSecond).toFixed(2)}×, machine CPU per request ${(median(fg.map((r) => r.machineCpuMsPerRequest)) / storm.machineCpuMsPerRequest).toFixed(1)}× the storm's; CDC lag p99 ${spread(fg.map((r) => r.cdc?.lagP99Ms))} ms; Redis per SKU ${fg[0]?.memory?.bytesPerSku ?? "–"} bytes, per buyer ${fg[0]?.memory?.bytesPerBuyer ?? "–"} bytes (the SKU hash's listpack encoding, up to 128 fields).`,
+  );
+  const looping = catalogue.results.find((r) => r.looper);
+  const alone = fg.at(-1);
+  if (alone && looping)
+    lines.push(
+      "",
+      `One user sending the key it bought SKU 1 with to every other SKU meanwhile (two connections, ${looping.looper.requests} requests: ${Object.entries(
+        looping.looper.answers,
+      )
+        .map(([label, n]) => `${n} × ${label}`)
+        .join(
+          ", ",
+        )}): MySQL commits **${(looping.databaseCommits / alone.databaseCommits).toFixed(2)}×** the last round's sale without them, 201 p99 **${(looping.latencyMs["201"].p99 / alone.latencyMs["201"].p99).toFixed(2)}×**.`,
+    );
+  lines.push("");
+  return lines;
+}

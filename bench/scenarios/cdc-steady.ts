@@ -4,6 +4,7 @@ import { stackCpuMs } from "../lib/env.ts";
 import { createCatalogue, newSale } from "../lib/sale.ts";
 import type { Scenario } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
+import { type ResultRow, type Results, stagesCell, stagesHeader } from "../lib/tables.ts";
 import { lagBetween, scrape } from "./lag.ts";
 
 export interface SustainedProfile {
@@ -100,5 +101,26 @@ export const cdcSteadyScenario: Scenario<SustainedProfile> = {
     ordersPerTransaction: 100,
     skusPerWriter: 20,
   }),
+  section: cdcSteadySection,
   run: (b, profile) => cdcSustained(b.systems, b.pool, profile, () => stackCpuMs(b.ctx)),
 };
+
+/** The pipeline held at steady rates: lag and CPU per event at each. */
+function cdcSteadySection(results: Results): string[] {
+  const steady = results.cdcsteady?.data as { profile: ResultRow; results: ResultRow[] } | undefined;
+  if (!steady) return [];
+  const { profile } = steady;
+  return [
+    "## CDC held at steady rates",
+    "",
+    `Transactions of ${profile.ordersPerTransaction} orders over ${profile.skusPerWriter} SKUs (${profile.eventsPerTransaction} events), ${profile.writers} writers, due at fixed times, ${profile.seconds} s per rate; commit → Redis lag from the maintainers' histograms (${stagesHeader}). Held: the rate achieved and lag p99 under 2 s.`,
+    "",
+    "| target events/s | achieved | applied (+ in a rebuild) | lag p50 ms | lag p99 ms | stages p99 ms | machine CPU µs / event (database, connect, kafka, maintainers) | held |",
+    "|---|---|---|---|---|---|---|---|",
+    ...steady.results.map(
+      (r) =>
+        `| ${r.targetPerSecond} | ${r.achievedPerSecond} | ${r.applied}${r.skipped ? ` (+ ${r.skipped})` : ""} | ${r.lagP50Ms ?? "–"} | ${r.lagP99Ms ?? "–"} | ${stagesCell(r.stagesP99Ms)} | ${r.cpuUsPerEvent.machine} (${r.cpuUsPerEvent.database}, ${r.cpuUsPerEvent.connect}, ${r.cpuUsPerEvent.kafka}, ${r.cpuUsPerEvent.maintainers}) | ${r.held ? "yes" : "no"} |`,
+    ),
+    "",
+  ];
+}

@@ -5,6 +5,7 @@ import { runOpenLoad } from "../lib/open-loop.ts";
 import { createCatalogue, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
 import type { Scenario } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
+import { type ResultRow, type Results, seconds } from "../lib/tables.ts";
 import { allCached } from "./catalogue.ts";
 import { lagBetween, scrape } from "./lag.ts";
 
@@ -124,5 +125,18 @@ export const deadlineScenario: Scenario<ExpiryProfile> = {
     quick
       ? { orders: 2_000, skus: 20, buyersPerSecond: 500, buyingMs: 8_000 }
       : { orders: 50_000, skus: 100, buyersPerSecond: 2000, buyingMs: 120_000 },
+  section: deadlineSection,
   run: (b, profile) => massExpiry(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
 };
+
+/** A sold-out sale's PENDING orders all due at once, and the buyers who get their units. */
+function deadlineSection(results: Results): string[] {
+  const deadline = results.deadline?.data as ResultRow | undefined;
+  if (!deadline) return [];
+  return [
+    "## A payment deadline",
+    "",
+    `${deadline.profile.orders} PENDING orders of a sold-out sale (${deadline.profile.skus} SKUs) all due at once, the maintainers started with order expiry on, new buyers arriving at ${deadline.profile.buyersPerSecond}/s (open loop): all expired after **${seconds(deadline.expiredAllAfterMs)} s**, the last returned unit sold again after **${seconds(deadline.lastUnitSoldAgainAfterMs)} s** (${deadline.resold} of ${deadline.profile.orders} re-sold); commit → Redis lag p50 / p99 meanwhile ${deadline.lagP50Ms ?? "–"} / ${deadline.lagP99Ms ?? "–"} ms over ${deadline.applied} changes.`,
+    "",
+  ];
+}

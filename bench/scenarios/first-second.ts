@@ -5,6 +5,7 @@ import { runOpenLoad } from "../lib/open-loop.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, settledAt, unitsSold } from "../lib/sale.ts";
 import type { Scenario } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
+import { perSystem, type ResultRow, type Results, roundsOf } from "../lib/tables.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";
 
@@ -109,5 +110,31 @@ export const firstSecondScenario: Scenario<FirstSecondProfile> = {
     processesPerSystem: processes,
     rounds,
   }),
+  section: firstSecondSection,
   run: (b, profile) => firstSecond(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
 };
+
+/** A fresh SKU and twenty times its units in buyers within one second, on each design. */
+function firstSecondSection(results: Results): string[] {
+  const first = results.firstsecond?.data as { profile: ResultRow; results: ResultRow[] } | undefined;
+  if (!first) return [];
+  const { profile } = first;
+  const lines = [
+    "## The first second of a sale (open loop)",
+    "",
+    `A fresh SKU with ${profile.units} units and ${profile.arrivals} buyers (each a user of their own) arriving evenly within one second over ${profile.connections} connections, ${profile.processesPerSystem} server processes per design, ${roundsOf(profile.rounds)} in rotating order, after an uncounted warm-up sale per design. Sold out after: the last 201, from the first buyer's arrival; answer times from when each request was due; in MySQL: the units MySQL holds once every answer came (Redis-as-truth's writer persists later).`,
+    "",
+    "| round | system | sold out after ms | every order in MySQL after ms | p50 / p99 ms, every answer | 5xx | no answer | 201 | in MySQL when answered | DB transactions |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const r of first.results)
+    lines.push(
+      `| ${r.round} | ${r.system} | ${r.soldOutAfterMs ?? "not sold out"} | ${r.allInMySqlAfterMs ?? "–"} | ${r.p50Ms} / ${r.p99Ms} | ${r.serverErrors} | ${r.timedOut} | ${r.created} | ${r.unitsSoldInMySql} | ${r.databaseTransactions} |`,
+    );
+  lines.push(
+    "",
+    `Sold out after (ms), median (min–max) of the rounds: ${perSystem(first.results, (r) => r.soldOutAfterMs ?? Number.NaN)}. Every order in MySQL after (ms): ${perSystem(first.results, (r) => r.allInMySqlAfterMs ?? Number.NaN)}. p99 of every answer (ms): ${perSystem(first.results, (r) => r.p99Ms)}.`,
+    "",
+  );
+  return lines;
+}

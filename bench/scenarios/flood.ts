@@ -9,6 +9,7 @@ import { runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import type { Scenario } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
+import { type ResultRow, type Results, roundsOf } from "../lib/tables.ts";
 import { openSale } from "./open-sale.ts";
 
 export interface FloodProfile {
@@ -165,5 +166,53 @@ export const floodBenchScenario: Scenario<FloodProfile> = {
           floodThinkMs: 2000,
           rounds: 3,
         },
+  section: floodSection,
   run: (b, profile) => floodScenario(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
 };
+
+/** Purchases quiet, beside a flood of views of a known SKU, and beside a flood of unknown ids. */
+function floodSection(results: Results): string[] {
+  const flood = results.flood?.data as
+    | {
+        profile: Record<string, number>;
+        created201Ms: Record<string, { count: number; p50: number; p99: number; p999: number }>;
+        p99UnknownOverQuiet: number;
+        p99KnownOverQuiet: number;
+        p99UnknownOverKnown: number;
+        rounds: ResultRow[];
+      }
+    | undefined;
+  if (!flood) return [];
+  const { profile } = flood;
+  const lines = [
+    "## Purchases beside a flood of SKU views",
+    "",
+    `flashgate only. ${roundsOf(profile.rounds)}; each round, in an order that rotates, a sale of ${profile.units} units gets ${profile.requests} purchase requests from ${profile.users} users, arriving at ${profile.purchasesPerSecond}/s whatever the answers (open loop, below the machine's ceiling; over ${profile.connections} connections): quiet, beside ${profile.floodConnections} clients each viewing \`GET /v1/activities/:a/skus/:s\` every ${profile.floodThinkMs} ms for the sale's own SKU (served from Redis: the flood's CPU alone), and beside as many viewing random ids no sale has (each answered 404 from the sale directory in Redis; MySQL only while the directory is not loaded whole). The flood runs on a thread of its own in the bench process; an uncounted sale warms the system up first.`,
+    "",
+    "| condition | 201s | 201 p50 / p99 / p99.9 ms | flood answers/s (by status) | machine busy, per round | bench process, cores, per round |",
+    "|---|---|---|---|---|---|",
+  ];
+  for (const condition of ["quiet", "known", "unknown"]) {
+    const c = flood.created201Ms[condition];
+    const floods = flood.rounds.filter((r) => r.condition === condition && r.flood);
+    const answers = floods
+      .map((r) =>
+        Object.entries(r.flood.latencyMs as Record<string, { count: number }>)
+          .map(([label, v]) => `${label}: ${v.count}`)
+          .join(", "),
+      )
+      .join(" · ");
+    const rate = floods.map((r) => r.flood.perSecond).join(" / ");
+    const rounds = flood.rounds.filter((r) => r.condition === condition);
+    const perRound = (field: string) => rounds.map((r) => r[field] ?? "–").join(" / ");
+    lines.push(
+      `| ${condition} | ${c?.count ?? 0} | ${c ? `${c.p50} / ${c.p99} / ${c.p999}` : "–"} | ${floods.length ? `${rate} (${answers})` : "–"} | ${perRound("machineBusyShare")} | ${perRound("benchCoresUsed")} |`,
+    );
+  }
+  lines.push(
+    "",
+    `201 p99, unknown-id flood over quiet: **${flood.p99UnknownOverQuiet}×** (goal ≤ 1.5×); known-SKU flood over quiet: **${flood.p99KnownOverQuiet}×** (goal ≤ 2×); unknown over known (what an unknown id costs beside the same CPU): **${flood.p99UnknownOverKnown}×**.`,
+    "",
+  );
+  return lines;
+}

@@ -6,6 +6,7 @@ import { type Ceiling, findCeiling, runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest, retireSales } from "../lib/sale.ts";
 import type { Scenario } from "../lib/scenario.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
+import { type ResultRow, type Results, roundRatios } from "../lib/tables.ts";
 import { type CatalogueProfile, demand, openCatalogue } from "./catalogue.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 
@@ -180,5 +181,79 @@ export const openLoopScenario: Scenario<OpenLoopProfile> = {
     maxRate: 40_000,
     stormUnitShare: 0.01,
   }),
+  section: openLoopSection,
   run: (b, profile) => openLoop(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
 };
+
+/** An open-loop ceiling per scenario and round: the last rate that held. */
+const ceilingOf = (ceiling: ResultRow | undefined) => ceiling?.sustainedPerSecond ?? Number.NaN;
+
+/** The open loop's rows as "system per round" rows: what roundRatios reads. */
+export function openLoopRows(rounds: { round: number; ceilings: Record<string, ResultRow> }[]): ResultRow[] {
+  return rounds.flatMap(({ round, ceilings }) =>
+    Object.entries(ceilings).map(([system, ceiling]) => ({
+      round,
+      system,
+      design: ceiling.design ?? system.split(",")[0],
+      sustainedPerSecond: ceilingOf(ceiling),
+    })),
+  );
+}
+
+/** Each design's sustained arrival rate per scenario and round, and flashgate's over the strongest baselines'. */
+function openLoopSection(results: Results): string[] {
+  const open = results.openloop?.data as
+    | {
+        profile: ResultRow;
+        results: Record<string, { round: number; order: string[]; ceilings: ResultRow }[]>;
+      }
+    | undefined;
+  if (!open) return [];
+  const { profile } = open;
+  const lines = [
+    "## Open loop",
+    "",
+    `Requests arrive at a fixed rate whether or not earlier ones were answered (${profile.connections} connections, 2 server processes per design), each answer timed from when its request was due. The rate starts at ${profile.startRate}/s and rises ×${profile.factor} per ${profile.stepMs / 1000} s step (measured after ${(profile.warmupMs ?? 0) / 1000} s of arrivals at the same rate on its fresh sockets and sale, and once the machine has settled from the step before) until the p99 of the measured answers passes 200 ms or more than 0.1 % of requests fail or time out (2 s) ${profile.tries === 1 ? "at one rate (each rate runs once: a smoke check)" : "twice in a row at one rate (a broken step runs once more: one hiccup of the machine does not end the search)"} — or, where the first rate broke, falls ÷${profile.factor} until a rate holds (down to ${profile.minRate ?? profile.startRate}/s); then the rate is bisected between the last that held and the first that broke until they are within ${Math.round((profile.resolution ?? 0.05) * 100)} %. A design's figure is the highest rate that held. Storm: one SKU with a unit for ${Number(profile.stormUnitShare) * 100} % of the step's arrivals, every answer measured (mostly SOLD_OUT). Big stock: one SKU with a unit for every arrival, each from a buyer of their own; catalogue: ${profile.catalogue.skus} SKUs, Zipf s = ${profile.catalogue.zipf}, stock that lasts — both measure 201s, and orders/s is a step's 201s over its duration (Redis-as-truth: admissions, persisted later). A fresh sale per step; the designs' order rotates each round, ratios are within a round.`,
+    "",
+  ];
+  const ordersAt = (ceiling: ResultRow | undefined) => {
+    const step = ceiling?.steps
+      .filter((s: ResultRow) => s.held)
+      .sort((a: ResultRow, b: ResultRow) => a.offeredPerSecond - b.offeredPerSecond)
+      .at(-1);
+    return step ? Math.round(((step.answers["201"] ?? 0) * 1000) / profile.stepMs) : "–";
+  };
+  for (const [scenario, rounds] of Object.entries(open.results)) {
+    const systems = Object.keys(rounds[0]?.ceilings ?? {});
+    lines.push(
+      `### ${scenario}`,
+      "",
+      `| round (order) | ${systems.map((s) => `${s} /s`).join(" | ")} | flashgate / strongest Redis-as-truth | flashgate / strongest MySQL-only |`,
+      `|---|${systems.map(() => "---|").join("")}---|---|`,
+    );
+    for (const { round, order, ceilings } of rounds) {
+      const rows = openLoopRows([{ round, ceilings }]);
+      const ratio = (design: string) => {
+        const [r] = roundRatios(rows, design, (row) => row.sustainedPerSecond);
+        return r === undefined || !Number.isFinite(r) ? "–" : `**${r.toFixed(2)}×**`;
+      };
+      // No step held: the design's ceiling is below the least rate tried.
+      const rate = (ceiling: ResultRow | undefined) => {
+        if (ceiling === undefined) return "–";
+        const orders = scenario === "storm" ? "" : ` (${ordersAt(ceiling)} orders/s)`;
+        return ceiling.sustainedPerSecond
+          ? `${ceiling.sustainedPerSecond}${orders}`
+          : `< ${profile.minRate ?? profile.startRate}`;
+      };
+      lines.push(
+        `| ${round} (${order.join(" → ")}) | ${systems.map((s) => rate(ceilings[s])).join(" | ")} | ${ratio("redis-as-truth")} | ${ratio("mysql-only")} |`,
+      );
+    }
+    lines.push("");
+  }
+  lines.push(
+    "The storm's units sell in each step's warm-up: its steps measure the refusals. A rate below the least one tried counts as 0 in a ratio.",
+    "",
+  );
+  return lines;
+}

@@ -189,7 +189,7 @@ const range = (values: number[]) => {
     : `${middle.toFixed(digits)} (${sorted[0].toFixed(digits)}–${sorted.at(-1)?.toFixed(digits)})`;
 };
 
-export function queuedSection(result: QueuedResult | undefined): string[] {
+function queuedSection(result: QueuedResult | undefined): string[] {
   if (!result) return [];
   const { profile } = result;
   const lines = [
@@ -243,6 +243,7 @@ export const queuedAdmissionScenario: Scenario<QueuedProfile> = {
     maxRate: 40_000,
     rounds,
   }),
+  section: (results) => queuedSection(results.queued?.data as QueuedResult | undefined),
   run: async (b, profile) => {
     const queued = await startFlashgateQueued(b.env, b.processes);
     try {

@@ -1,3 +1,5 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { FlashgateRedis } from "@flashgate/cache";
 import { compareSku } from "@flashgate/sync";
 import { parsePrometheus, sumOf } from "@flashgate/telemetry/scrape";
@@ -7,6 +9,18 @@ import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import type { Scenario } from "../lib/scenario.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
+import {
+  barChart,
+  colors,
+  median,
+  perSystem,
+  type ResultRow,
+  type Results,
+  roundRatios,
+  roundsOf,
+  spread,
+  systemsOf,
+} from "../lib/tables.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 
 export interface StormProfile {
@@ -128,5 +142,87 @@ export const stormScenario: Scenario<StormProfile> = {
     processesPerSystem: processes,
     rounds,
   }),
+  section: stormSections,
   run: (b, profile) => storm(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
 };
+
+type StormResult = {
+  run?: string;
+  profile: Record<string, number>;
+  results: ResultRow[];
+  facts?: Record<string, unknown>;
+};
+
+/** One storm's rows, every round, and flashgate's ratio to the strongest of each baseline round by round. */
+function stormTable(results: ResultRow[]): string[] {
+  const lines: string[] = [];
+  lines.push(
+    "| round | system | req/s | units sold | DB tx / unit sold | p50 / p99 / p99.9 ms (all) | p50 / p99 / p99.9 ms (201) | p50 / p99 / p99.9 ms (409 SOLD_OUT) | 503s | final drift | errors |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+  );
+  for (const r of results) {
+    const lat = (label: string) =>
+      r.latencyMs[label]
+        ? `${r.latencyMs[label].p50} / ${r.latencyMs[label].p99} / ${r.latencyMs[label].p999}`
+        : "–";
+    lines.push(
+      `| ${r.round ?? 1} | ${r.system} | ${r.requestsPerSecond} | ${r.unitsSold}${r.soldExactly ? "" : " ✗"} | ${r.transactionsPerUnitSold ?? "–"} | ${lat("all")} | ${lat("201")} | ${lat("409 SOLD_OUT")} | ${r.latencyMs["503 UNAVAILABLE"]?.count ?? 0} | ${r.finalDrift ?? "n/a"} | ${r.errors} |`,
+    );
+  }
+  const rate = (r: ResultRow) => r.requestsPerSecond;
+  const p99 = (r: ResultRow) => r.latencyMs.all?.p99;
+  lines.push(
+    "",
+    `Requests/s, median (min–max) of the rounds: ${perSystem(results, rate)}.`,
+    "",
+    `flashgate over the strongest MySQL-only, requests/s: **${spread(roundRatios(results, "mysql-only", rate), 2)}×**; over the strongest Redis-as-truth: **${spread(roundRatios(results, "redis-as-truth", rate), 2)}×**; p99 of all answers, the strongest MySQL-only's over flashgate's: ${spread(roundRatios(results, "mysql-only", p99, true), 2)}× (medians of the rounds' ratios).`,
+  );
+  return lines;
+}
+
+/** The storm on MySQL and, beside it, on MariaDB; draws storm.svg (medians of the rounds). */
+function stormSections(results: Results, folder: string): string[] {
+  const lines: string[] = [];
+  const storm = results.storm?.data as StormResult | undefined;
+  if (storm) {
+    lines.push(
+      "## Storm (closed loop)",
+      "",
+      `${storm.profile.units} units, ${storm.profile.requests} requests from ${storm.profile.users} users, ${storm.profile.connections} connections spread over ${storm.profile.processesPerSystem} server processes per design (one per core, ADR 0008); ${roundsOf(storm.profile.rounds)}, the designs' order rotating each round, the machine settled before each; each design first serves an uncounted warm-up sale a tenth that size (other users).`,
+      "",
+    );
+    lines.push(...stormTable(storm.results));
+    writeFileSync(
+      join(folder, "storm.svg"),
+      barChart(
+        "Storm throughput (req/s, median of the rounds, higher is better)",
+        systemsOf(storm.results).map((system) => {
+          const rows = storm.results.filter((r) => r.system === system);
+          return {
+            label: system,
+            value: Math.round(median(rows.map((r) => r.requestsPerSecond))),
+            color: colors[rows[0].design] ?? "#888",
+          };
+        }),
+        "req/s",
+      ),
+    );
+    lines.push("", "![storm throughput](storm.svg)", "");
+  }
+  const mariadb = results["storm-mariadb"]?.data as StormResult | undefined;
+  if (storm && mariadb) {
+    const flashgate = (run: StormResult) =>
+      median(run.results.filter((r) => r.system === "flashgate").map((r) => r.requestsPerSecond));
+    lines.push(
+      "### The same storm on MariaDB",
+      "",
+      `On ${mariadb.facts?.database ?? "MariaDB"}, with the same profile and durability, on a bench stack of its own after the MySQL one was stopped.`,
+      "",
+      ...stormTable(mariadb.results),
+      "",
+      `flashgate on MySQL over on MariaDB, requests/s (medians of the rounds): **${(flashgate(storm) / flashgate(mariadb)).toFixed(2)}×**.`,
+      "",
+    );
+  }
+  return lines;
+}

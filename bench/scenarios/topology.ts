@@ -9,6 +9,7 @@ import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
 import { mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import type { Scenario } from "../lib/scenario.ts";
 import { startFlashgate } from "../lib/systems.ts";
+import { type ResultRow, type Results, roundsOf, stagesCell, stagesHeader } from "../lib/tables.ts";
 import { lagScenario } from "./lag.ts";
 import { cachedSale } from "./open-sale.ts";
 
@@ -150,6 +151,7 @@ export const topologyBenchScenario: Scenario<TopologyProfile> = {
     connections: 100,
     lagRates: [500, 1000],
   }),
+  section: topologySection,
   run: async (b, profile) => {
     const cluster = await startBenchStack("cluster");
     const clusterPool = createPool(cluster.env.DATABASE_URL, { connectionLimit: 16 });
@@ -184,3 +186,40 @@ export const topologyBenchScenario: Scenario<TopologyProfile> = {
     }
   },
 };
+
+/** The storm and the CDC lag on the single topology and on the cluster topology, in one run. */
+function topologySection(results: Results): string[] {
+  const topology = results.topology?.data as
+    | { profile: ResultRow; rounds: ResultRow[]; lag: ResultRow[]; clusterOverSingle: ResultRow }
+    | undefined;
+  if (!topology) return [];
+  const { profile, clusterOverSingle: ratio } = topology;
+  const lines = [
+    "## Single topology beside the cluster topology",
+    "",
+    `flashgate with the same API processes on both: one Redis, one broker, one Connect worker and one maintainer, against Redis Cluster (3 masters, 3 replicas), 3 brokers (RF 3, min.insync 2), 2 Connect workers and 2 maintainers — both stacks up throughout, on the same two cores. ${roundsOf(profile.rounds)} in rotating order; each a sale of ${profile.units} units, ${profile.requests} requests from ${profile.users} users over ${profile.connections} connections. CPU is the whole machine's busy time over the storm (every process of both stacks and the load generator) per request.`,
+    "",
+    "| topology | round | requests/s | 201 p50 / p99 ms | all p50 / p99 / p99.9 ms | machine CPU ms/request | sold exactly | cache converged |",
+    "|---|---|---|---|---|---|---|---|",
+  ];
+  for (const r of topology.rounds) {
+    const created = r.latencyMs["201"];
+    lines.push(
+      `| ${r.topology} | ${r.round} | ${r.requestsPerSecond} | ${created ? `${created.p50} / ${created.p99}` : "–"} | ${r.latencyMs.all.p50} / ${r.latencyMs.all.p99} / ${r.latencyMs.all.p999} | ${r.machineCpuMsPerRequest} | ${r.soldExactly ? "yes" : "no"} | ${r.cacheConverged ? "yes" : "no"} |`,
+    );
+  }
+  lines.push(
+    "",
+    `Cluster over single (medians of the rounds): machine CPU per request **${ratio.machineCpuPerRequest}×**, p99 of all answers **${ratio.p99All}×**, 201 p99 ${ratio.p99Created}×, requests/s ${ratio.requestsPerSecond}×.`,
+    "",
+    `| topology | target changes/s | achieved | applied | CDC lag p50 ms | p99 ms | stages p99 ms (${stagesHeader}) |`,
+    "|---|---|---|---|---|---|---|",
+  );
+  for (const run of topology.lag)
+    for (const r of run.results as ResultRow[])
+      lines.push(
+        `| ${run.topology} | ${r.targetPerSecond} | ${r.achievedPerSecond} | ${r.appliedChanges} | ${r.lagP50Ms ?? "–"} | ${r.lagP99Ms ?? "–"} | ${stagesCell(r.stagesP99Ms)} |`,
+      );
+  lines.push("");
+  return lines;
+}
