@@ -4,9 +4,8 @@ import { join } from "node:path";
 import { repoRoot } from "@flashgate/stack";
 import { type DecisionResult, decisionGoals, decisionSection } from "../scenarios/decision.ts";
 import { scenarios } from "../scenarios/index.ts";
-import { openLoopRows } from "../scenarios/open-loop.ts";
-import { type QueuedResult, queuedGoals } from "../scenarios/queued.ts";
-import { median, type ResultRow, type Results, roundRatios, spread } from "./tables.ts";
+import type { Goal } from "./scenario.ts";
+import { median, type Results, spread } from "./tables.ts";
 
 const resultsDir = join(repoRoot, "bench", "results");
 
@@ -49,86 +48,11 @@ export function runCommit(): string {
   return git("status", "--porcelain", "--untracked-files=no") ? `${commit} with uncommitted changes` : commit;
 }
 
-interface Goal {
-  what: string;
-  /** The run's figure: the median of its rounds, with their spread. */
-  values: number[];
-  target: number;
-  /** A ceiling rather than a floor (lower is better). */
-  atMost?: boolean;
-}
-
 /** Each goal, the run's figure and how far it is from it. */
 function goalsTable(results: Results): string[] {
-  const open = results.openloop?.data.results as
-    | Record<string, { round: number; ceilings: Record<string, ResultRow> }[]>
-    | undefined;
-  const openRatio = (scenario: string, design: string) =>
-    open?.[scenario] ? roundRatios(openLoopRows(open[scenario]), design, (r) => r.sustainedPerSecond) : [];
-  const micro = results.micro?.data as ResultRow | undefined;
-  const flood = results.flood?.data as ResultRow | undefined;
-  const cdc = results.cdc?.data as ResultRow | undefined;
-  const cdcSteady = results.cdcsteady?.data as { results: ResultRow[] } | undefined;
   const goals: Goal[] = [
     ...decisionGoals(results.decision?.data as DecisionResult | undefined),
-    {
-      what: "storm, open loop: flashgate ÷ the strongest Redis-as-truth",
-      values: openRatio("storm", "redis-as-truth"),
-      target: 1.2,
-    },
-    {
-      what: "storm, open loop: flashgate ÷ the strongest MySQL-only",
-      values: openRatio("storm", "mysql-only"),
-      target: 10,
-    },
-    {
-      what: "catalogue, open loop: flashgate ÷ the strongest Redis-as-truth",
-      values: openRatio("catalogue", "redis-as-truth"),
-      target: 0.7,
-    },
-    {
-      what: "big stock, open loop: flashgate ÷ the strongest Redis-as-truth",
-      values: openRatio("bigstock", "redis-as-truth"),
-      target: 1,
-    },
-    ...queuedGoals(results.queued?.data as QueuedResult | undefined),
-    {
-      what: "first second of a sale: flashgate's answers 5xx or never answered",
-      values: ((results.firstsecond?.data.results ?? []) as ResultRow[])
-        .filter((r: ResultRow) => r.system === "flashgate")
-        .map((r: ResultRow) => r.serverErrors + r.timedOut),
-      target: 0,
-      atMost: true,
-    },
-    {
-      what: "sold-out path over HTTP ÷ bare node:http",
-      values: (micro?.http?.rounds ?? []).map((r: ResultRow) => r.ratio),
-      target: 0.85,
-    },
-    {
-      what: "201 p99 beside a flood of unknown-id views ÷ quiet",
-      values: flood ? [flood.p99UnknownOverQuiet] : [],
-      target: 1.5,
-      atMost: true,
-    },
-    {
-      what: "201 p99 beside a flood of views of the sale's SKU ÷ quiet",
-      values: flood ? [flood.p99KnownOverQuiet] : [],
-      target: 2,
-      atMost: true,
-    },
-    {
-      what: "CDC, whole pipeline, events/s",
-      values: cdc ? [cdc.pipeline.eventsPerSecond] : [],
-      target: 20_000,
-    },
-    {
-      what: "CDC held for its seconds with lag p99 < 2 s, events/s",
-      values: cdcSteady
-        ? [Math.max(0, ...cdcSteady.results.filter((r) => r.held).map((r) => r.achievedPerSecond))]
-        : [],
-      target: 20_000,
-    },
+    ...scenarios.flatMap((scenario) => scenario.goals?.(results) ?? []),
   ];
   const lines = [
     "## Goals",

@@ -20,6 +20,16 @@ export interface Bench extends RunSettings {
   ctx: StackContext;
 }
 
+/** A figure a scenario is held to, for the report's goals table. */
+export interface Goal {
+  what: string;
+  /** The run's figure: the median of its rounds, with their spread. */
+  values: number[];
+  target: number;
+  /** A ceiling rather than a floor (lower is better). */
+  atMost?: boolean;
+}
+
 /**
  * One scenario: its name (for `--only` and its result file), what the run's log calls it, its profile for a
  * quick and a full run, its run, which returns what its result file holds, and its section of the report.
@@ -33,4 +43,6 @@ export interface Scenario<P = unknown> {
   run(bench: Bench, profile: P): Promise<object>;
   /** Its part of the run's report, from the run's results (charts drawn into the run's folder). */
   section(results: Results, folder: string): string[];
+  /** The goals it is held to, with this run's figures (none for a scenario that only explains). */
+  goals?(results: Results): Goal[];
 }

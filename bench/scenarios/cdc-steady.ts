@@ -102,6 +102,18 @@ export const cdcSteadyScenario: Scenario<SustainedProfile> = {
     skusPerWriter: 20,
   }),
   section: cdcSteadySection,
+  goals: (results) => {
+    const steady = results.cdcsteady?.data as { results: ResultRow[] } | undefined;
+    return [
+      {
+        what: "CDC held for its seconds with lag p99 < 2 s, events/s",
+        values: steady
+          ? [Math.max(0, ...steady.results.filter((r) => r.held).map((r) => r.achievedPerSecond))]
+          : [],
+        target: 20_000,
+      },
+    ];
+  },
   run: (b, profile) => cdcSustained(b.systems, b.pool, profile, () => stackCpuMs(b.ctx)),
 };
 

@@ -190,6 +190,16 @@ export const cdcBurstScenario: Scenario<CdcProfile> = {
       ? { orders: 10_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 }
       : { orders: 200_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 },
   section: cdcSection,
+  goals: (results) => {
+    const cdc = results.cdc?.data as ResultRow | undefined;
+    return [
+      {
+        what: "CDC, whole pipeline, events/s",
+        values: cdc ? [cdc.pipeline.eventsPerSecond] : [],
+        target: 20_000,
+      },
+    ];
+  },
   run: (b, profile) => cdcScenario(b.systems, b.pool, b.env, profile, () => stackCpuMs(b.ctx)),
 };
 

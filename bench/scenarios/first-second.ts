@@ -111,6 +111,16 @@ export const firstSecondScenario: Scenario<FirstSecondProfile> = {
     rounds,
   }),
   section: firstSecondSection,
+  goals: (results) => [
+    {
+      what: "first second of a sale: flashgate's answers 5xx or never answered",
+      values: ((results.firstsecond?.data.results ?? []) as ResultRow[])
+        .filter((r) => r.system === "flashgate")
+        .map((r) => r.serverErrors + r.timedOut),
+      target: 0,
+      atMost: true,
+    },
+  ],
   run: (b, profile) => firstSecond(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
 };
 

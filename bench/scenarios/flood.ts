@@ -167,6 +167,23 @@ export const floodBenchScenario: Scenario<FloodProfile> = {
           rounds: 3,
         },
   section: floodSection,
+  goals: (results) => {
+    const flood = results.flood?.data as ResultRow | undefined;
+    return [
+      {
+        what: "201 p99 beside a flood of unknown-id views ÷ quiet",
+        values: flood ? [flood.p99UnknownOverQuiet] : [],
+        target: 1.5,
+        atMost: true,
+      },
+      {
+        what: "201 p99 beside a flood of views of the sale's SKU ÷ quiet",
+        values: flood ? [flood.p99KnownOverQuiet] : [],
+        target: 2,
+        atMost: true,
+      },
+    ];
+  },
   run: (b, profile) => floodScenario(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
 };
 

@@ -212,6 +212,15 @@ export const microCeilingsScenario: Scenario<{ requests: number }> = {
   title: "micro ceilings",
   profile: ({ quick }) => ({ requests: quick ? 10_000 : 60_000 }),
   section: microSection,
+  goals: (results) => [
+    {
+      what: "sold-out path over HTTP ÷ bare node:http",
+      values: ((results.micro?.data as ResultRow | undefined)?.http?.rounds ?? []).map(
+        (r: ResultRow) => r.ratio,
+      ),
+      target: 0.85,
+    },
+  ],
   run: (b, { requests }) =>
     microScenario(b.systems, b.pool, b.redis, b.env.REDIS_URL, b.env.AUTH_JWT_SECRET, requests),
 };

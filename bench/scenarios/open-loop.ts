@@ -182,6 +182,35 @@ export const openLoopScenario: Scenario<OpenLoopProfile> = {
     stormUnitShare: 0.01,
   }),
   section: openLoopSection,
+  goals: (results) => {
+    const open = results.openloop?.data.results as
+      | Record<string, { round: number; ceilings: Record<string, ResultRow> }[]>
+      | undefined;
+    const openRatio = (scenario: string, design: string) =>
+      open?.[scenario] ? roundRatios(openLoopRows(open[scenario]), design, (r) => r.sustainedPerSecond) : [];
+    return [
+      {
+        what: "storm, open loop: flashgate ÷ the strongest Redis-as-truth",
+        values: openRatio("storm", "redis-as-truth"),
+        target: 1.2,
+      },
+      {
+        what: "storm, open loop: flashgate ÷ the strongest MySQL-only",
+        values: openRatio("storm", "mysql-only"),
+        target: 10,
+      },
+      {
+        what: "catalogue, open loop: flashgate ÷ the strongest Redis-as-truth",
+        values: openRatio("catalogue", "redis-as-truth"),
+        target: 0.7,
+      },
+      {
+        what: "big stock, open loop: flashgate ÷ the strongest Redis-as-truth",
+        values: openRatio("bigstock", "redis-as-truth"),
+        target: 1,
+      },
+    ];
+  },
   run: (b, profile) => openLoop(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
 };
 
@@ -189,7 +218,7 @@ export const openLoopScenario: Scenario<OpenLoopProfile> = {
 const ceilingOf = (ceiling: ResultRow | undefined) => ceiling?.sustainedPerSecond ?? Number.NaN;
 
 /** The open loop's rows as "system per round" rows: what roundRatios reads. */
-export function openLoopRows(rounds: { round: number; ceilings: Record<string, ResultRow> }[]): ResultRow[] {
+function openLoopRows(rounds: { round: number; ceilings: Record<string, ResultRow> }[]): ResultRow[] {
   return rounds.flatMap(({ round, ceilings }) =>
     Object.entries(ceilings).map(([system, ceiling]) => ({
       round,

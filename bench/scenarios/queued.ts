@@ -143,7 +143,7 @@ async function queuedScenario(
   return { profile, results };
 }
 
-export type QueuedResult = Awaited<ReturnType<typeof queuedScenario>>;
+type QueuedResult = Awaited<ReturnType<typeof queuedScenario>>;
 type QueuedCeiling = QueuedResult["results"][number]["ceilings"][string];
 interface AtCeiling {
   offeredPerSecond: number;
@@ -171,7 +171,7 @@ function queuedRatios(result: QueuedResult) {
   };
 }
 
-export const queuedGoals = (result: QueuedResult | undefined) => [
+const queuedGoals = (result: QueuedResult | undefined) => [
   {
     what: "big stock, open loop, queued admission: admissions ÷ the strongest Redis-as-truth's",
     values: result ? queuedRatios(result).overRedisTruth : [],
@@ -244,6 +244,7 @@ export const queuedAdmissionScenario: Scenario<QueuedProfile> = {
     rounds,
   }),
   section: (results) => queuedSection(results.queued?.data as QueuedResult | undefined),
+  goals: (results) => queuedGoals(results.queued?.data as QueuedResult | undefined),
   run: async (b, profile) => {
     const queued = await startFlashgateQueued(b.env, b.processes);
     try {
