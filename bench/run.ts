@@ -30,6 +30,12 @@ const only =
     ? undefined
     : (args[onlyAt].includes("=") ? args[onlyAt].split("=")[1] : args[onlyAt + 1])?.split(",");
 const wanted = (name: string) => !only || only.includes(name);
+const known = ["decision", ...scenarios.map((scenario) => scenario.name)];
+const unknown = only?.filter((name) => !known.includes(name)) ?? [];
+if (unknown.length) {
+  process.stderr.write(`bench: no scenario named ${unknown.join(", ")}; the scenarios: ${known.join(", ")}\n`);
+  process.exit(2);
+}
 const naive = args.includes("--naive");
 // Every scenario three rounds, the designs' order rotating; a quick run one.
 const rounds = quick ? 1 : 3;
