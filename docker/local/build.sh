@@ -61,8 +61,12 @@ build localhost/flashgate/mariadb:10.11 docker/local/mariadb
 
 # flashgate's own images, from the files a Docker user builds them with.
 build localhost/flashgate/app:latest . Dockerfile --build-arg NODE_IMAGE=localhost/flashgate/node:24
+# Its Maven step reads the jars from this machine's Maven repository, where the native stack's fetch put them
+# (the same pom): 9 s instead of 61 s downloading them again, the same jars.
+mkdir -p "$HOME/.m2"
 build localhost/flashgate/kafka:latest . docker/kafka/Dockerfile \
-  --build-arg MAVEN_IMAGE=localhost/flashgate/maven:3 --build-arg JRE_IMAGE=localhost/flashgate/jre:17
+  --build-arg MAVEN_IMAGE=localhost/flashgate/maven:3 --build-arg JRE_IMAGE=localhost/flashgate/jre:17 \
+  --volume "$HOME/.m2:/root/.m2"
 
 cat >docker/local/images.env <<'ENV'
 MYSQL_IMAGE=localhost/flashgate/mysql:8
