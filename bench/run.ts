@@ -33,7 +33,9 @@ const wanted = (name: string) => !only || only.includes(name);
 const known = ["decision", ...scenarios.map((scenario) => scenario.name)];
 const unknown = only?.filter((name) => !known.includes(name)) ?? [];
 if (unknown.length) {
-  process.stderr.write(`bench: no scenario named ${unknown.join(", ")}; the scenarios: ${known.join(", ")}\n`);
+  process.stderr.write(
+    `bench: no scenario named ${unknown.join(", ")}; the scenarios: ${known.join(", ")}\n`,
+  );
   process.exit(2);
 }
 const naive = args.includes("--naive");
