@@ -3,7 +3,7 @@
 // event loop). Posts "flowing" once twice as many views as clients were sent, then its result when
 // told to stop.
 import { parentPort, workerData } from "node:worker_threads";
-import { type LoadRequest, latencySummary, runLoad } from "./load.ts";
+import { type Latency, type LoadRequest, latencySummary, runLoad } from "./load.ts";
 
 export interface FloodOrder {
   urls: string[];
@@ -12,6 +12,14 @@ export interface FloodOrder {
   target: "unknown" | string;
   /** Each client's pause between an answer and its next view. */
   thinkMs: number;
+}
+
+/** What a flood did, posted when it stops. */
+export interface FloodResult {
+  requests: number;
+  perSecond: number;
+  errors: number;
+  latencyMs: Record<string, Latency>;
 }
 
 const order = workerData as FloodOrder;
@@ -37,11 +45,10 @@ const load = await runLoad(order.urls, Number.POSITIVE_INFINITY, order.connectio
   stop: () => stopped,
   thinkMs: order.thinkMs,
 });
-parentPort?.postMessage({
-  result: {
-    requests: load.requests,
-    perSecond: Math.round(load.perSecond),
-    errors: load.errors,
-    latencyMs: latencySummary(load.latencies),
-  },
-});
+const result: FloodResult = {
+  requests: load.requests,
+  perSecond: Math.round(load.perSecond),
+  errors: load.errors,
+  latencyMs: latencySummary(load.latencies),
+};
+parentPort?.postMessage({ result });

@@ -185,7 +185,15 @@ export const serverErrorsOf = (latencies: Record<string, number[]>) =>
     .filter(([label]) => label.startsWith("5"))
     .reduce((sum, [, values]) => sum + values.length, 0);
 
-export function latencySummary(latencies: Record<string, number[]>) {
+/** One answer's times (ms, from when each request was due or sent): how many, and their percentiles. */
+export interface Latency {
+  count: number;
+  p50: number;
+  p99: number;
+  p999: number;
+}
+
+export function latencySummary(latencies: Record<string, number[]>): Record<string, Latency> {
   return Object.fromEntries(
     Object.entries(latencies).map(([label, values]) => {
       const sorted = [...values].sort((a, b) => a - b);
@@ -202,6 +210,12 @@ export function latencySummary(latencies: Record<string, number[]>) {
     }),
   );
 }
+
+/** Each answer's times, and every answer's together as `all`. */
+export const latencySummaryWithAll = (latencies: Record<string, number[]>): Record<string, Latency> => ({
+  ...latencySummary(latencies),
+  all: latencySummary({ all: allLatencies(latencies) }).all,
+});
 
 export function allLatencies(latencies: Record<string, number[]>): number[] {
   return Object.values(latencies)

@@ -1,10 +1,14 @@
-import { percentile } from "./load.ts";
+import { type Latency, percentile } from "./load.ts";
 
-// biome-ignore lint/suspicious/noExplicitAny: rows of our own result files, written a few lines away
-export type ResultRow = Record<string, any>;
-
-/** Each scenario's result of one run. */
+/** Each scenario's result file of one run, as read (`defineScenario` gives it its scenario's type). */
 export type Results = Record<string, { file: string; data: Record<string, unknown> }>;
+
+/** A row of one system (a design's variant) in one round. */
+export interface SystemRow {
+  system: string;
+  design?: string;
+  round?: number;
+}
 
 /** "median (min–max)" of one figure over the rounds. */
 export function spread(values: number[], digits = 0): string {
@@ -48,16 +52,16 @@ export const colors: Record<string, string> = {
 export const roundsOf = (n: number) => `${n} round${n === 1 ? "" : "s"}`;
 
 /** Each system's rows in a run's order of first appearance. */
-export const systemsOf = (rows: ResultRow[]) => [...new Set(rows.map((r) => r.system as string))];
+export const systemsOf = (rows: SystemRow[]) => [...new Set(rows.map((r) => r.system))];
 
 /**
  * Per round, flashgate's figure over the strongest variant of a baseline design in the same round (the
  * highest figure, or the lowest where lower is better): a ratio only ever compares figures of one round.
  */
-export function roundRatios(
-  rows: ResultRow[],
+export function roundRatios<T extends SystemRow>(
+  rows: T[],
   design: string,
-  figure: (row: ResultRow) => number,
+  figure: (row: T) => number,
   lowerIsBetter = false,
 ): number[] {
   const rounds = [...new Set(rows.map((r) => r.round ?? 1))];
@@ -75,7 +79,7 @@ export function roundRatios(
 }
 
 /** "system: median (min–max)" of a figure over the rounds, for each system. */
-export const perSystem = (rows: ResultRow[], figure: (row: ResultRow) => number, digits = 0) =>
+export const perSystem = <T extends SystemRow>(rows: T[], figure: (row: T) => number, digits = 0) =>
   systemsOf(rows)
     .map((system) => `${system} ${spread(rows.filter((r) => r.system === system).map(figure), digits)}`)
     .join("; ");
@@ -94,7 +98,7 @@ export const stagesCell = (stagesP99Ms: unknown) =>
 export const seconds = (ms: number | null | undefined) =>
   ms === null || ms === undefined ? "–" : (ms / 1000).toFixed(1);
 
-export const latencyCell = (latency: ResultRow | undefined) =>
+export const latencyCell = (latency: Latency | undefined) =>
   latency ? `${latency.p50} / ${latency.p99}` : "–";
 
 /** "database 12, kafka 8, …, machine 90": a stage's CPU µs per event by part. */

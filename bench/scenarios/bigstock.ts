@@ -3,18 +3,9 @@ import { compareSku } from "@flashgate/sync";
 import type { Pool } from "mysql2/promise";
 import { latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, settledAt, unitsSold } from "../lib/sale.ts";
-import type { Scenario } from "../lib/scenario.ts";
+import { defineScenario, type Stored } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
-import {
-  latencyCell,
-  perSystem,
-  type ResultRow,
-  type Results,
-  roundRatios,
-  roundsOf,
-  seconds,
-  spread,
-} from "../lib/tables.ts";
+import { latencyCell, perSystem, roundRatios, roundsOf, seconds, spread } from "../lib/tables.ts";
 import { lagBetween, scrape } from "./lag.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";
@@ -126,7 +117,7 @@ async function bigStock(
   return { profile, results };
 }
 
-export const bigStockScenario: Scenario<BigStockProfile> = {
+export const bigStockScenario = defineScenario({
   name: "bigstock",
   title: "big stock",
   profile: ({ quick, rounds }) => ({
@@ -137,13 +128,13 @@ export const bigStockScenario: Scenario<BigStockProfile> = {
     rounds,
   }),
   section: bigStockSection,
-  run: (b, profile) => bigStock(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
-};
+  run: (b, profile: BigStockProfile) => bigStock(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+});
+
+type BigStockResult = Stored<Awaited<ReturnType<typeof bigStock>>>;
 
 /** One SKU with 100,000 units on each design. */
-function bigStockSection(results: Results): string[] {
-  const big = results.bigstock?.data as { profile: ResultRow; results: ResultRow[] } | undefined;
-  if (!big) return [];
+function bigStockSection(big: BigStockResult): string[] {
   const { profile } = big;
   const lines = [
     "## Big stock (closed loop)",
@@ -157,7 +148,7 @@ function bigStockSection(results: Results): string[] {
     lines.push(
       `| ${r.round} | ${r.system} | ${r.ordersPerSecond} | ${seconds(r.timeToSellOutMs)} | ${seconds(r.persistedAfterMs)} | ${seconds(r.cacheConvergedAfterMs)} | ${r.requestsPerSecond} | ${latencyCell(r.latencyMs["201"])} | ${latencyCell(r.latencyMs["409 SOLD_OUT"])} | ${r.unitsSold}${r.soldExactly ? "" : " ✗"} | ${r.transactionsPerUnitSold ?? "–"} | ${r.cdc?.lagP99Ms ?? "–"} | ${r.redisBytesPerBuyer ?? "–"} |`,
     );
-  const orders = (r: ResultRow) => r.ordersPerSecond;
+  const orders = (r: BigStockResult["results"][number]) => r.ordersPerSecond;
   lines.push(
     "",
     `Orders/s, median (min–max) of the rounds: ${perSystem(big.results, orders)}. flashgate over the strongest Redis-as-truth's admissions/s: **${spread(roundRatios(big.results, "redis-as-truth", orders), 2)}×**; over the strongest MySQL-only's orders/s: **${spread(roundRatios(big.results, "mysql-only", orders), 2)}×**.`,

@@ -1,11 +1,11 @@
 import type { FlashgateRedis } from "@flashgate/cache";
 import type { Pool } from "mysql2/promise";
-import { latencySummary, runLoad, serverErrorsOf } from "../lib/load.ts";
+import { type Latency, latencySummary, runLoad, serverErrorsOf } from "../lib/load.ts";
 import { runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest } from "../lib/sale.ts";
-import type { Scenario } from "../lib/scenario.ts";
+import { defineScenario, type Stored } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
-import { latencyCell, perSystem, type ResultRow, type Results, roundsOf } from "../lib/tables.ts";
+import { latencyCell, perSystem, roundsOf } from "../lib/tables.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";
 
@@ -96,7 +96,7 @@ async function bots(
   return { profile: { ...profile, units, newBuyers }, results };
 }
 
-export const botsScenario: Scenario<BotsProfile> = {
+export const botsScenario = defineScenario({
   name: "bots",
   title: "bots beside buyers",
   profile: ({ quick, rounds, processes }) => ({
@@ -107,13 +107,13 @@ export const botsScenario: Scenario<BotsProfile> = {
     rounds,
   }),
   section: botsSection,
-  run: (b, profile) => bots(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
-};
+  run: (b, profile: BotsProfile) => bots(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+});
 
 /** Nine requests in ten from users who already bought, beside new buyers, while stock lasts. */
-function botsSection(results: Results): string[] {
-  const run = results.bots?.data as { profile: ResultRow; results: ResultRow[] } | undefined;
-  if (!run) return [];
+type BotsResult = Awaited<ReturnType<typeof bots>>;
+
+function botsSection(run: Stored<BotsResult>): string[] {
   const { profile } = run;
   const lines = [
     "## Bots beside buyers (open loop)",
@@ -123,7 +123,7 @@ function botsSection(results: Results): string[] {
     "| round | system | new buyers' 201 p50 / p99 ms | 201 | SOLD_OUT | already bought: p99 ms (count) | replays: p99 ms (count) | 429 | 5xx | no answer | DB transactions |",
     "|---|---|---|---|---|---|---|---|---|---|---|",
   ];
-  const cell = (latency: ResultRow | undefined) => (latency ? `${latency.p99} (${latency.count})` : "–");
+  const cell = (latency: Latency | undefined) => (latency ? `${latency.p99} (${latency.count})` : "–");
   for (const r of run.results)
     lines.push(
       `| ${r.round} | ${r.system} | ${latencyCell(r.latencyMs["201"])} | ${r.created} | ${r.latencyMs["409 SOLD_OUT"]?.count ?? 0} | ${cell(r.latencyMs["409 ALREADY_PURCHASED"])} | ${cell(r.latencyMs["200"])} | ${r.latencyMs["429 RATE_LIMITED"]?.count ?? 0} | ${r.serverErrors} | ${r.timedOut} | ${r.databaseTransactions} |`,

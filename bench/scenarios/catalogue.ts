@@ -5,19 +5,9 @@ import type { Pool, RowDataPacket } from "mysql2/promise";
 import { machineBusyMs } from "../lib/env.ts";
 import { type LoadResult, latencySummary, percentile, runLoad } from "../lib/load.ts";
 import { createCatalogue, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
-import type { Scenario } from "../lib/scenario.ts";
+import { defineScenario, type Stored } from "../lib/scenario.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
-import {
-  latencyCell,
-  median,
-  perSystem,
-  type ResultRow,
-  type Results,
-  roundRatios,
-  roundsOf,
-  seconds,
-  spread,
-} from "../lib/tables.ts";
+import { latencyCell, median, perSystem, roundRatios, roundsOf, seconds, spread } from "../lib/tables.ts";
 import { lagBetween, scrape } from "./lag.ts";
 import { cachedSale, designRounds } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";
@@ -152,7 +142,7 @@ async function catalogue(
     requests: profile.requests / 10,
     connections: profile.connections,
   };
-  const results = [];
+  const results: (Awaited<ReturnType<typeof sellCatalogue>> & { round?: number; place?: number })[] = [];
   const run = { systems, pool, redis, profile, tokens, skuOf, userOf };
   for await (const turn of designRounds(systems, pool, redis, secret, warmUpSize, profile.rounds))
     results.push({ round: turn.round, place: turn.place, ...(await sellCatalogue(run, turn.system)) });
@@ -305,7 +295,7 @@ async function sellCatalogue(run: CatalogueRun, system: RunningSystem, looper?: 
   };
 }
 
-export const catalogueScenario: Scenario<CatalogueProfile & { rounds: number }> = {
+export const catalogueScenario = defineScenario({
   name: "catalogue",
   title: "catalogue",
   profile: ({ quick, rounds }) => ({
@@ -317,15 +307,14 @@ export const catalogueScenario: Scenario<CatalogueProfile & { rounds: number }> 
     rounds,
   }),
   section: catalogueSection,
-  run: (b, profile) => catalogue(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
-};
+  run: (b, profile: CatalogueProfile & { rounds: number }) =>
+    catalogue(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+});
+
+type CatalogueResult = Stored<Awaited<ReturnType<typeof catalogue>>>;
 
 /** 1,000 SKUs, Zipf demand, on each design, beside flashgate's single-SKU storm of as many requests. */
-function catalogueSection(results: Results): string[] {
-  const catalogue = results.catalogue?.data as
-    | { profile: ResultRow; singleSkuStorm: ResultRow; results: ResultRow[] }
-    | undefined;
-  if (!catalogue) return [];
+function catalogueSection(catalogue: CatalogueResult): string[] {
   const { profile, singleSkuStorm: storm } = catalogue;
   const lines = [
     "## Catalogue (closed loop)",
@@ -343,19 +332,20 @@ function catalogueSection(results: Results): string[] {
     `| – | flashgate, one SKU of 1000 units (reference) | ${storm.requestsPerSecond} | ${storm.created} | 1 | – | – | ${latencyCell(storm.latencyMs["201"])} | ${latencyCell(storm.latencyMs["409 SOLD_OUT"])} | – | – | ${storm.machineCpuMsPerRequest} | – |`,
   );
   const sale = catalogue.results.filter((r) => !r.looper);
-  const rate = (r: ResultRow) => r.requestsPerSecond;
+  const rate = (r: CatalogueResult["results"][number]) => r.requestsPerSecond;
   const fg = sale.filter((r) => r.system === "flashgate");
   lines.push(
     "",
-    `Requests/s, median (min–max) of the rounds: ${perSystem(sale, rate)}. flashgate over the strongest Redis-as-truth: **${spread(roundRatios(sale, "redis-as-truth", rate), 2)}×**; over the strongest MySQL-only: **${spread(roundRatios(sale, "mysql-only", rate), 2)}×**; over its own single-SKU storm: ${(median(fg.map(rate)) / storm.requestsPerSecond).toFixed(2)}×, machine CPU per request ${(median(fg.map((r) => r.machineCpuMsPerRequest)) / storm.machineCpuMsPerRequest).toFixed(1)}× the storm's; CDC lag p99 ${spread(fg.map((r) => r.cdc?.lagP99Ms))} ms; Redis per SKU ${fg[0]?.memory?.bytesPerSku ?? "–"} bytes, per buyer ${fg[0]?.memory?.bytesPerBuyer ?? "–"} bytes (the SKU hash's listpack encoding, up to 128 fields).`,
+    `Requests/s, median (min–max) of the rounds: ${perSystem(sale, rate)}. flashgate over the strongest Redis-as-truth: **${spread(roundRatios(sale, "redis-as-truth", rate), 2)}×**; over the strongest MySQL-only: **${spread(roundRatios(sale, "mysql-only", rate), 2)}×**; over its own single-SKU storm: ${(median(fg.map(rate)) / storm.requestsPerSecond).toFixed(2)}×, machine CPU per request ${(median(fg.map((r) => r.machineCpuMsPerRequest)) / storm.machineCpuMsPerRequest).toFixed(1)}× the storm's; CDC lag p99 ${spread(fg.map((r) => r.cdc?.lagP99Ms ?? Number.NaN))} ms; Redis per SKU ${fg[0]?.memory?.bytesPerSku ?? "–"} bytes, per buyer ${fg[0]?.memory?.bytesPerBuyer ?? "–"} bytes (the SKU hash's listpack encoding, up to 128 fields).`,
   );
   const looping = catalogue.results.find((r) => r.looper);
+  const looper = looping?.looper;
   const alone = fg.at(-1);
-  if (alone && looping)
+  if (alone && looping && looper)
     lines.push(
       "",
-      `One user sending the key it bought SKU 1 with to every other SKU meanwhile (two connections, ${looping.looper.requests} requests: ${Object.entries(
-        looping.looper.answers,
+      `One user sending the key it bought SKU 1 with to every other SKU meanwhile (two connections, ${looper.requests} requests: ${Object.entries(
+        looper.answers,
       )
         .map(([label, n]) => `${n} × ${label}`)
         .join(

@@ -2,9 +2,9 @@ import type { Pool } from "mysql2/promise";
 import { commitOrders, cpuByPart, cpuPerEvent, withWriters } from "../lib/cdc-writers.ts";
 import { stackCpuMs } from "../lib/env.ts";
 import { createCatalogue, newSale } from "../lib/sale.ts";
-import type { Scenario } from "../lib/scenario.ts";
+import { defineScenario, type Stored } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
-import { type ResultRow, type Results, stagesCell, stagesHeader } from "../lib/tables.ts";
+import { stagesCell, stagesHeader } from "../lib/tables.ts";
 import { lagBetween, scrape } from "./lag.ts";
 
 export interface SustainedProfile {
@@ -90,7 +90,7 @@ async function cdcSustained(
   return { profile: { ...profile, eventsPerTransaction }, results };
 }
 
-export const cdcSteadyScenario: Scenario<SustainedProfile> = {
+export const cdcSteadyScenario = defineScenario({
   name: "cdcsteady",
   title: "CDC held at steady rates",
   // Decision-sized transactions (100 orders over 20 SKUs) at the goal's rate and below it.
@@ -102,25 +102,20 @@ export const cdcSteadyScenario: Scenario<SustainedProfile> = {
     skusPerWriter: 20,
   }),
   section: cdcSteadySection,
-  goals: (results) => {
-    const steady = results.cdcsteady?.data as { results: ResultRow[] } | undefined;
-    return [
-      {
-        what: "CDC held for its seconds with lag p99 < 2 s, events/s",
-        values: steady
-          ? [Math.max(0, ...steady.results.filter((r) => r.held).map((r) => r.achievedPerSecond))]
-          : [],
-        target: 20_000,
-      },
-    ];
-  },
-  run: (b, profile) => cdcSustained(b.systems, b.pool, profile, () => stackCpuMs(b.ctx)),
-};
+  goals: (steady) => [
+    {
+      what: "CDC held for its seconds with lag p99 < 2 s, events/s",
+      values: steady
+        ? [Math.max(0, ...steady.results.filter((r) => r.held).map((r) => r.achievedPerSecond))]
+        : [],
+      target: 20_000,
+    },
+  ],
+  run: (b, profile: SustainedProfile) => cdcSustained(b.systems, b.pool, profile, () => stackCpuMs(b.ctx)),
+});
 
 /** The pipeline held at steady rates: lag and CPU per event at each. */
-function cdcSteadySection(results: Results): string[] {
-  const steady = results.cdcsteady?.data as { profile: ResultRow; results: ResultRow[] } | undefined;
-  if (!steady) return [];
+function cdcSteadySection(steady: Stored<Awaited<ReturnType<typeof cdcSustained>>>): string[] {
   const { profile } = steady;
   return [
     "## CDC held at steady rates",

@@ -8,9 +8,9 @@ import { commitOrders, cpuByPart, cpuPerEvent, withWriters } from "../lib/cdc-wr
 import { stackCpuMs } from "../lib/env.ts";
 import { percentile } from "../lib/load.ts";
 import { createCatalogue, newSale } from "../lib/sale.ts";
-import type { Scenario } from "../lib/scenario.ts";
+import { defineScenario, type Stored } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
-import { cpuParts, type ResultRow, type Results } from "../lib/tables.ts";
+import { cpuParts } from "../lib/tables.ts";
 import { lagBetween, scrape } from "./lag.ts";
 
 export interface CdcProfile {
@@ -182,7 +182,7 @@ async function cdcScenario(
   }
 }
 
-export const cdcBurstScenario: Scenario<CdcProfile> = {
+export const cdcBurstScenario = defineScenario({
   name: "cdc",
   title: "CDC throughput, a burst",
   profile: ({ quick }) =>
@@ -190,24 +190,22 @@ export const cdcBurstScenario: Scenario<CdcProfile> = {
       ? { orders: 10_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 }
       : { orders: 200_000, ordersPerTransaction: 1000, writers: 4, skus: 1000 },
   section: cdcSection,
-  goals: (results) => {
-    const cdc = results.cdc?.data as ResultRow | undefined;
-    return [
-      {
-        what: "CDC, whole pipeline, events/s",
-        values: cdc ? [cdc.pipeline.eventsPerSecond] : [],
-        target: 20_000,
-      },
-    ];
-  },
-  run: (b, profile) => cdcScenario(b.systems, b.pool, b.env, profile, () => stackCpuMs(b.ctx)),
-};
+  goals: (cdc) => [
+    {
+      what: "CDC, whole pipeline, events/s",
+      values: cdc ? [cdc.pipeline.eventsPerSecond] : [],
+      target: 20_000,
+    },
+  ],
+  run: (b, profile: CdcProfile) => cdcScenario(b.systems, b.pool, b.env, profile, () => stackCpuMs(b.ctx)),
+});
 
 /** A burst of order rows through each CDC stage alone, then through the whole pipeline. */
-function cdcSection(results: Results): string[] {
-  const cdc = results.cdc?.data as { profile: ResultRow; stages: ResultRow; pipeline: ResultRow } | undefined;
-  if (!cdc) return [];
-  const { profile, stages, pipeline } = cdc;
+function cdcSection({
+  profile,
+  stages,
+  pipeline,
+}: Stored<Awaited<ReturnType<typeof cdcScenario>>>): string[] {
   return [
     "## CDC throughput",
     "",

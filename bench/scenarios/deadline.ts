@@ -3,9 +3,9 @@ import { closeAllExpiredOrders } from "@flashgate/db";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { runOpenLoad } from "../lib/open-loop.ts";
 import { createCatalogue, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
-import type { Scenario } from "../lib/scenario.ts";
+import { defineScenario, type Stored } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
-import { type ResultRow, type Results, seconds } from "../lib/tables.ts";
+import { seconds } from "../lib/tables.ts";
 import { allCached } from "./catalogue.ts";
 import { lagBetween, scrape } from "./lag.ts";
 
@@ -118,7 +118,7 @@ async function massExpiry(
   };
 }
 
-export const deadlineScenario: Scenario<ExpiryProfile> = {
+export const deadlineScenario = defineScenario({
   name: "deadline",
   title: "a payment deadline",
   profile: ({ quick }) =>
@@ -126,13 +126,11 @@ export const deadlineScenario: Scenario<ExpiryProfile> = {
       ? { orders: 2_000, skus: 20, buyersPerSecond: 500, buyingMs: 8_000 }
       : { orders: 50_000, skus: 100, buyersPerSecond: 2000, buyingMs: 120_000 },
   section: deadlineSection,
-  run: (b, profile) => massExpiry(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
-};
+  run: (b, profile: ExpiryProfile) => massExpiry(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+});
 
 /** A sold-out sale's PENDING orders all due at once, and the buyers who get their units. */
-function deadlineSection(results: Results): string[] {
-  const deadline = results.deadline?.data as ResultRow | undefined;
-  if (!deadline) return [];
+function deadlineSection(deadline: Stored<Awaited<ReturnType<typeof massExpiry>>>): string[] {
   return [
     "## A payment deadline",
     "",

@@ -3,9 +3,9 @@ import { eventually } from "@flashgate/testkit";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
-import type { Scenario } from "../lib/scenario.ts";
+import { defineScenario, type Stored } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
-import { type ResultRow, type Results, roundsOf } from "../lib/tables.ts";
+import { roundsOf } from "../lib/tables.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 import { redisTruthStock } from "./storm.ts";
 
@@ -100,39 +100,33 @@ async function driftScenario(
   return { windowS, rounds, results };
 }
 
-export const driftBenchScenario: Scenario<{ windowS: number; rounds: number }> = {
+export const driftBenchScenario = defineScenario({
   name: "drift",
   title: "drift",
   profile: ({ quick, rounds }) => ({ windowS: quick ? 5 : 15, rounds }),
   section: driftSection,
-  run: (b, { windowS, rounds }) =>
+  run: (b, { windowS, rounds }: { windowS: number; rounds: number }) =>
     driftScenario(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, windowS, rounds),
-};
+});
 
 /** Raw-SQL changes during a sale: how soon returned units sell. */
-function driftSection(results: Results): string[] {
-  const lines: string[] = [];
-  const drift = results.drift?.data as { windowS: number; rounds: number; results: ResultRow[] } | undefined;
-  if (drift) {
+function driftSection(drift: Stored<Awaited<ReturnType<typeof driftScenario>>>): string[] {
+  const lines = [
+    "## Drift",
+    "",
+    `During a sale: raw-SQL restock of 100, 50 orders closed in SQL, a price edit; window ${drift.windowS} s; ${roundsOf(drift.rounds)}, the designs' order rotating.`,
+    "",
+    "| round | system | returned units sold after (ms) | units sold / target | drift after window (available, price) |",
+    "|---|---|---|---|---|",
+  ];
+  for (const r of drift.results) {
+    const d = r.driftAfterWindow
+      ? `${r.driftAfterWindow.available}, ${r.driftAfterWindow.price ?? "n/a"}`
+      : "no cache";
     lines.push(
-      "## Drift",
-      "",
-      `During a sale: raw-SQL restock of 100, 50 orders closed in SQL, a price edit; window ${drift.windowS} s; ${roundsOf(drift.rounds)}, the designs' order rotating.`,
-      "",
+      `| ${r.round} | ${r.system} | ${r.msUntilReturnedUnitsSold ?? "never (within window)"} | ${r.unitsSold} / ${r.target} | ${d} |`,
     );
-    lines.push(
-      "| round | system | returned units sold after (ms) | units sold / target | drift after window (available, price) |",
-      "|---|---|---|---|---|",
-    );
-    for (const r of drift.results) {
-      const d = r.driftAfterWindow
-        ? `${r.driftAfterWindow.available}, ${r.driftAfterWindow.price ?? "n/a"}`
-        : "no cache";
-      lines.push(
-        `| ${r.round} | ${r.system} | ${r.msUntilReturnedUnitsSold ?? "never (within window)"} | ${r.unitsSold} / ${r.target} | ${d} |`,
-      );
-    }
-    lines.push("");
   }
+  lines.push("");
   return lines;
 }

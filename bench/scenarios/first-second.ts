@@ -3,9 +3,9 @@ import type { Pool } from "mysql2/promise";
 import { percentile, serverErrorsOf } from "../lib/load.ts";
 import { runOpenLoad } from "../lib/open-loop.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, settledAt, unitsSold } from "../lib/sale.ts";
-import type { Scenario } from "../lib/scenario.ts";
+import { defineScenario, type Stored } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
-import { perSystem, type ResultRow, type Results, roundsOf } from "../lib/tables.ts";
+import { perSystem, roundsOf } from "../lib/tables.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 import { transactionsOf } from "./storm.ts";
 
@@ -100,7 +100,7 @@ async function firstSecond(
   return { profile, results };
 }
 
-export const firstSecondScenario: Scenario<FirstSecondProfile> = {
+export const firstSecondScenario = defineScenario({
   name: "firstsecond",
   title: "the first second of a sale",
   profile: ({ quick, rounds, processes }) => ({
@@ -111,23 +111,22 @@ export const firstSecondScenario: Scenario<FirstSecondProfile> = {
     rounds,
   }),
   section: firstSecondSection,
-  goals: (results) => [
+  goals: (result) => [
     {
       what: "first second of a sale: flashgate's answers 5xx or never answered",
-      values: ((results.firstsecond?.data.results ?? []) as ResultRow[])
+      values: (result?.results ?? [])
         .filter((r) => r.system === "flashgate")
         .map((r) => r.serverErrors + r.timedOut),
       target: 0,
       atMost: true,
     },
   ],
-  run: (b, profile) => firstSecond(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
-};
+  run: (b, profile: FirstSecondProfile) =>
+    firstSecond(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+});
 
 /** A fresh SKU and twenty times its units in buyers within one second, on each design. */
-function firstSecondSection(results: Results): string[] {
-  const first = results.firstsecond?.data as { profile: ResultRow; results: ResultRow[] } | undefined;
-  if (!first) return [];
+function firstSecondSection(first: Stored<Awaited<ReturnType<typeof firstSecond>>>): string[] {
   const { profile } = first;
   const lines = [
     "## The first second of a sale (open loop)",

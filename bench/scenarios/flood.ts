@@ -3,13 +3,13 @@ import { Worker } from "node:worker_threads";
 import type { FlashgateRedis } from "@flashgate/cache";
 import type { Pool } from "mysql2/promise";
 import { machineBusyMs } from "../lib/env.ts";
-import type { FloodOrder } from "../lib/flood-worker.ts";
+import type { FloodOrder, FloodResult } from "../lib/flood-worker.ts";
 import { latencySummary, runLoad } from "../lib/load.ts";
 import { runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
-import type { Scenario } from "../lib/scenario.ts";
+import { defineScenario, type Stored } from "../lib/scenario.ts";
 import type { Systems } from "../lib/systems.ts";
-import { type ResultRow, type Results, roundsOf } from "../lib/tables.ts";
+import { roundsOf } from "../lib/tables.ts";
 import { openSale } from "./open-sale.ts";
 
 export interface FloodProfile {
@@ -34,7 +34,7 @@ type Condition = "quiet" | "known" | "unknown";
 /** Starts a flood of GETs on its own thread; resolves once it flows, with a stop that returns its result. */
 async function startFlood(order: FloodOrder) {
   const worker = new Worker(new URL("../lib/flood-worker.ts", import.meta.url), { workerData: order });
-  const result = new Promise<Record<string, unknown>>((resolve, reject) => {
+  const result = new Promise<FloodResult>((resolve, reject) => {
     worker.on("message", (message) => message.result && resolve(message.result));
     worker.once("error", reject);
   });
@@ -71,7 +71,7 @@ async function floodScenario(
   const system = systems.flashgate;
   const conditions: Condition[] = ["quiet", "known", "unknown"];
   const created: Record<Condition, number[]> = { quiet: [], known: [], unknown: [] };
-  const rounds: Record<string, unknown>[] = [];
+  const rounds = [];
   let firstUser = 40_000_000;
   // An uncounted sale first, as in the storm: the first measured condition must not pay for warming up.
   const warmUp = await openSale(system, pool, redis, profile.units);
@@ -141,7 +141,7 @@ async function floodScenario(
   };
 }
 
-export const floodBenchScenario: Scenario<FloodProfile> = {
+export const floodBenchScenario = defineScenario({
   name: "flood",
   title: "flood of unknown-SKU views beside a sale",
   profile: ({ quick }) =>
@@ -167,39 +167,26 @@ export const floodBenchScenario: Scenario<FloodProfile> = {
           rounds: 3,
         },
   section: floodSection,
-  goals: (results) => {
-    const flood = results.flood?.data as ResultRow | undefined;
-    return [
-      {
-        what: "201 p99 beside a flood of unknown-id views ÷ quiet",
-        values: flood ? [flood.p99UnknownOverQuiet] : [],
-        target: 1.5,
-        atMost: true,
-      },
-      {
-        what: "201 p99 beside a flood of views of the sale's SKU ÷ quiet",
-        values: flood ? [flood.p99KnownOverQuiet] : [],
-        target: 2,
-        atMost: true,
-      },
-    ];
-  },
-  run: (b, profile) => floodScenario(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
-};
+  goals: (flood) => [
+    {
+      what: "201 p99 beside a flood of unknown-id views ÷ quiet",
+      values: flood ? [flood.p99UnknownOverQuiet] : [],
+      target: 1.5,
+      atMost: true,
+    },
+    {
+      what: "201 p99 beside a flood of views of the sale's SKU ÷ quiet",
+      values: flood ? [flood.p99KnownOverQuiet] : [],
+      target: 2,
+      atMost: true,
+    },
+  ],
+  run: (b, profile: FloodProfile) =>
+    floodScenario(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+});
 
 /** Purchases quiet, beside a flood of views of a known SKU, and beside a flood of unknown ids. */
-function floodSection(results: Results): string[] {
-  const flood = results.flood?.data as
-    | {
-        profile: Record<string, number>;
-        created201Ms: Record<string, { count: number; p50: number; p99: number; p999: number }>;
-        p99UnknownOverQuiet: number;
-        p99KnownOverQuiet: number;
-        p99UnknownOverKnown: number;
-        rounds: ResultRow[];
-      }
-    | undefined;
-  if (!flood) return [];
+function floodSection(flood: Stored<Awaited<ReturnType<typeof floodScenario>>>): string[] {
   const { profile } = flood;
   const lines = [
     "## Purchases beside a flood of SKU views",
@@ -209,19 +196,20 @@ function floodSection(results: Results): string[] {
     "| condition | 201s | 201 p50 / p99 / p99.9 ms | flood answers/s (by status) | machine busy, per round | bench process, cores, per round |",
     "|---|---|---|---|---|---|",
   ];
-  for (const condition of ["quiet", "known", "unknown"]) {
+  for (const condition of ["quiet", "known", "unknown"] as const) {
     const c = flood.created201Ms[condition];
     const floods = flood.rounds.filter((r) => r.condition === condition && r.flood);
     const answers = floods
       .map((r) =>
-        Object.entries(r.flood.latencyMs as Record<string, { count: number }>)
+        Object.entries(r.flood?.latencyMs ?? {})
           .map(([label, v]) => `${label}: ${v.count}`)
           .join(", "),
       )
       .join(" · ");
-    const rate = floods.map((r) => r.flood.perSecond).join(" / ");
+    const rate = floods.map((r) => r.flood?.perSecond).join(" / ");
     const rounds = flood.rounds.filter((r) => r.condition === condition);
-    const perRound = (field: string) => rounds.map((r) => r[field] ?? "–").join(" / ");
+    const perRound = (field: "machineBusyShare" | "benchCoresUsed") =>
+      rounds.map((r) => r[field] ?? "–").join(" / ");
     lines.push(
       `| ${condition} | ${c?.count ?? 0} | ${c ? `${c.p50} / ${c.p99} / ${c.p999}` : "–"} | ${floods.length ? `${rate} (${answers})` : "–"} | ${perRound("machineBusyShare")} | ${perRound("benchCoresUsed")} |`,
     );

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { histogramBuckets, parsePrometheus, quantileBetween, sumOf } from "@flashgate/telemetry/scrape";
 import type { Pool } from "mysql2/promise";
 import { createSale, newSale } from "../lib/sale.ts";
-import type { Scenario } from "../lib/scenario.ts";
-import { barChart, type ResultRow, type Results, stagesCell, stagesHeader } from "../lib/tables.ts";
+import { defineScenario, type Stored } from "../lib/scenario.ts";
+import { barChart, stagesCell, stagesHeader } from "../lib/tables.ts";
 
 /** Every maintainer's samples together: the group's instances share the partitions, and so the lag. */
 export const scrape = async (urls: string[]) =>
@@ -109,52 +109,47 @@ export async function lagScenario(pool: Pool, maintainerUrls: string[], rates: n
   return { seconds, results };
 }
 
-export const cdcLagScenario: Scenario<{ rates: number[]; seconds: number }> = {
+export const cdcLagScenario = defineScenario({
   name: "lag",
   title: "CDC lag",
   profile: ({ quick }) => ({ rates: [250, 500, 1000, 2000], seconds: quick ? 3 : 15 }),
   section: lagSection,
-  run: (b, { rates, seconds }) => lagScenario(b.pool, b.systems.flashgate.maintainerUrls, rates, seconds),
-};
+  run: (b, { rates, seconds }: { rates: number[]; seconds: number }) =>
+    lagScenario(b.pool, b.systems.flashgate.maintainerUrls, rates, seconds),
+});
 
 /** CDC lag by write rate; draws bench/lag.svg. */
-function lagSection(results: Results, folder: string): string[] {
-  const lines: string[] = [];
-  const lag = results.lag?.data as { seconds: number; results: ResultRow[] } | undefined;
-  if (lag) {
+function lagSection(lag: Stored<Awaited<ReturnType<typeof lagScenario>>>, folder: string): string[] {
+  const lines = [
+    "## CDC lag",
+    "",
+    `Commit (row DATETIME(3)) → Redis apply, ${lag.seconds} s per rate; and each stage's p99 on the way (${stagesHeader}).`,
+    "",
+    "| target changes/s | achieved | applied | lag p50 ms | lag p99 ms | stages p99 ms | bounded |",
+    "|---|---|---|---|---|---|---|",
+  ];
+  for (const r of lag.results)
     lines.push(
-      "## CDC lag",
-      "",
-      `Commit (row DATETIME(3)) → Redis apply, ${lag.seconds} s per rate; and each stage's p99 on the way (${stagesHeader}).`,
-      "",
+      `| ${r.targetPerSecond} | ${r.achievedPerSecond} | ${r.appliedChanges} | ${r.lagP50Ms ?? "–"} | ${r.lagP99Ms ?? "–"} | ${stagesCell(r.stagesP99Ms)} | ${r.bounded ? "yes" : "no"} |`,
     );
-    lines.push(
-      "| target changes/s | achieved | applied | lag p50 ms | lag p99 ms | stages p99 ms | bounded |",
-      "|---|---|---|---|---|---|---|",
-    );
-    for (const r of lag.results)
-      lines.push(
-        `| ${r.targetPerSecond} | ${r.achievedPerSecond} | ${r.appliedChanges} | ${r.lagP50Ms ?? "–"} | ${r.lagP99Ms ?? "–"} | ${stagesCell(r.stagesP99Ms)} | ${r.bounded ? "yes" : "no"} |`,
-      );
-    // The rate the writer reached, not the one it aimed at: with a sync per commit it may fall short.
-    const bounded = lag.results.filter((r) => r.bounded).map((r) => r.achievedPerSecond as number);
-    lines.push(
-      "",
-      `Highest achieved rate with p99 < 1 s: **${bounded.length ? Math.max(...bounded) : "none"}** changes/s`,
-    );
-    writeFileSync(
-      join(folder, "lag.svg"),
-      barChart(
-        "CDC lag p99 (ms) by write rate",
-        lag.results.map((r) => ({
-          label: `${r.targetPerSecond}/s`,
-          value: r.lagP99Ms ?? 0,
-          color: "#2f81f7",
-        })),
-        "ms",
-      ),
-    );
-    lines.push("", "![lag](lag.svg)", "");
-  }
+  // The rate the writer reached, not the one it aimed at: with a sync per commit it may fall short.
+  const bounded = lag.results.filter((r) => r.bounded).map((r) => r.achievedPerSecond);
+  lines.push(
+    "",
+    `Highest achieved rate with p99 < 1 s: **${bounded.length ? Math.max(...bounded) : "none"}** changes/s`,
+  );
+  writeFileSync(
+    join(folder, "lag.svg"),
+    barChart(
+      "CDC lag p99 (ms) by write rate",
+      lag.results.map((r) => ({
+        label: `${r.targetPerSecond}/s`,
+        value: r.lagP99Ms ?? 0,
+        color: "#2f81f7",
+      })),
+      "ms",
+    ),
+  );
+  lines.push("", "![lag](lag.svg)", "");
   return lines;
 }

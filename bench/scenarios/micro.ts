@@ -5,9 +5,8 @@ import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { type LoadRequest, runLoad } from "../lib/load.ts";
 import { createSale, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
-import type { Scenario } from "../lib/scenario.ts";
+import { defineScenario, type Stored } from "../lib/scenario.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
-import type { ResultRow, Results } from "../lib/tables.ts";
 
 function redisBenchmark(url: URL, requests: number, command: string[]): number {
   const output = execFileSync(
@@ -207,100 +206,85 @@ async function microScenario(
   };
 }
 
-export const microCeilingsScenario: Scenario<{ requests: number }> = {
+export const microCeilingsScenario = defineScenario({
   name: "micro",
   title: "micro ceilings",
   profile: ({ quick }) => ({ requests: quick ? 10_000 : 60_000 }),
   section: microSection,
-  goals: (results) => [
+  goals: (micro) => [
     {
       what: "sold-out path over HTTP ÷ bare node:http",
-      values: ((results.micro?.data as ResultRow | undefined)?.http?.rounds ?? []).map(
-        (r: ResultRow) => r.ratio,
-      ),
+      values: (micro?.http.rounds ?? []).map((r) => r.ratio),
       target: 0.85,
     },
   ],
-  run: (b, { requests }) =>
+  run: (b, { requests }: { requests: number }) =>
     microScenario(b.systems, b.pool, b.redis, b.env.REDIS_URL, b.env.AUTH_JWT_SECRET, requests),
-};
+});
 
 /** The micro ceilings: the Lua call against PING, the HTTP rejection against hello. */
-function microSection(results: Results): string[] {
-  const lines: string[] = [];
-  const micro = results.micro?.data as
-    | {
-        rounds: number;
-        redis: { ratio: number; costRatio: number; emptyScriptRatio: number; rounds: ResultRow[] };
-        http: {
-          ratio: number;
-          costRatio: number;
-          viewRatio?: number;
-          revalidatedRatio?: number;
-          unknownViewRatio?: number;
-          rounds: ResultRow[];
-        };
-      }
-    | undefined;
-  if (micro?.rounds) {
-    lines.push("## Micro ceilings", "");
-    lines.push(
-      `${micro.rounds} back-to-back rounds per pair (the HTTP pair in alternating order), after a warm-up; the ratio is the median of the rounds' ratios.`,
-      "",
-      "| what | ops/s per round | baseline | baseline ops/s per round | ratio per round | median ratio | goal |",
-      "|---|---|---|---|---|---|---|",
+type HttpRound = Awaited<ReturnType<typeof microScenario>>["http"]["rounds"][number];
+
+function microSection(micro: Stored<Awaited<ReturnType<typeof microScenario>>>): string[] {
+  const lines = [
+    "## Micro ceilings",
+    "",
+    `${micro.rounds} back-to-back rounds per pair (the HTTP pair in alternating order), after a warm-up; the ratio is the median of the rounds' ratios.`,
+    "",
+    "| what | ops/s per round | baseline | baseline ops/s per round | ratio per round | median ratio | goal |",
+    "|---|---|---|---|---|---|---|",
+  ];
+  const perRound = <T>(rows: T[], field: keyof T) => rows.map((r) => r[field]).join(" / ");
+  // The public view three ways, each a row of its own per round.
+  type View = "view" | "revalidated" | "unknownView";
+  const ofView = (key: View, field: keyof HttpRound[View]) =>
+    perRound(
+      micro.http.rounds.map((r) => r[key]),
+      field,
     );
-    const perRound = (rows: ResultRow[], field: string) => rows.map((r) => r[field]).join(" / ");
-    // The public view three ways, each a row of its own per round.
-    const ofView = (key: string, field: string) =>
-      perRound(
-        micro.http.rounds.map((r: ResultRow) => r[key]),
-        field,
-      );
-    const views = [
-      {
-        key: "view",
-        what: "the public SKU view (200, from Redis)",
-        cpu: "in full",
-        median: micro.http.viewRatio,
-      },
-      {
-        key: "revalidated",
-        what: "the view revalidated (If-None-Match: 304)",
-        cpu: "revalidated",
-        median: micro.http.revalidatedRatio,
-      },
-      {
-        key: "unknownView",
-        what: "a view of an id no sale has (the directory's 404)",
-        cpu: "unknown id",
-        median: micro.http.unknownViewRatio,
-      },
-    ];
-    lines.push(
-      `| reserve.lua (EVALSHA, sold-out path) | ${perRound(micro.redis.rounds, "reserveScriptPerSecond")} | redis-benchmark PING | ${perRound(micro.redis.rounds, "pingPerSecond")} | ${perRound(micro.redis.rounds, "ratio")} | **${micro.redis.ratio}** | ≥ 0.85 |`,
-      `| the floor: a script that only returns, same arguments | ${perRound(micro.redis.rounds, "emptyScriptPerSecond")} | redis-benchmark PING | ${perRound(micro.redis.rounds, "pingPerSecond")} | ${perRound(micro.redis.rounds, "emptyScriptRatio")} | **${micro.redis.emptyScriptRatio}** | (reference) |`,
-      `| sold-out rejections over HTTP | ${perRound(micro.http.rounds, "soldOutRejectionsPerSecond")} | bare node:http hello | ${perRound(micro.http.rounds, "helloPerSecond")} | ${perRound(micro.http.rounds, "ratio")} | **${micro.http.ratio}** | ≥ 0.85 |`,
-      ...(micro.http.viewRatio === undefined
-        ? []
-        : views.map(
-            ({ what, key, median }) =>
-              `| ${what} | ${ofView(key, "perSecond")} | bare node:http hello | ${perRound(micro.http.rounds, "helloPerSecond")} | ${ofView(key, "ratio")} | **${median}** | (reference) |`,
-          )),
-      "",
-    );
-    lines.push(
-      `Redis's own CPU per operation in the same rounds (INFO cpu): script ${perRound(micro.redis.rounds, "scriptCpuUsPerOp")} µs, PING ${perRound(micro.redis.rounds, "pingCpuUsPerOp")} µs; PING's cost over the script's, median **${micro.redis.costRatio}**. Of that, inside the command itself (INFO commandstats): script ${perRound(micro.redis.rounds, "scriptExecUs")} µs, the empty script ${perRound(micro.redis.rounds, "emptyScriptExecUs")} µs, PING ${perRound(micro.redis.rounds, "pingExecUs")} µs — the rest is reading and answering the request, the same for both.`,
-      "",
-    );
-    lines.push(
-      `Each server's own CPU per request in the same rounds (/proc, user + system): sold-out ${perRound(micro.http.rounds, "soldOutCpuUsPerRequest")} µs, hello ${perRound(micro.http.rounds, "helloCpuUsPerRequest")} µs; hello's cost over the sold-out path's, median **${micro.http.costRatio}** (contention on the two cores moves it as much as the rates).${
-        micro.http.viewRatio === undefined
-          ? ""
-          : ` The views': ${views.map(({ cpu, key }) => `${cpu} ${ofView(key, "cpuUsPerRequest")} µs`).join(", ")}.`
-      }`,
-      "",
-    );
-  }
+  const views: { key: View; what: string; cpu: string; median: number }[] = [
+    {
+      key: "view",
+      what: "the public SKU view (200, from Redis)",
+      cpu: "in full",
+      median: micro.http.viewRatio,
+    },
+    {
+      key: "revalidated",
+      what: "the view revalidated (If-None-Match: 304)",
+      cpu: "revalidated",
+      median: micro.http.revalidatedRatio,
+    },
+    {
+      key: "unknownView",
+      what: "a view of an id no sale has (the directory's 404)",
+      cpu: "unknown id",
+      median: micro.http.unknownViewRatio,
+    },
+  ];
+  lines.push(
+    `| reserve.lua (EVALSHA, sold-out path) | ${perRound(micro.redis.rounds, "reserveScriptPerSecond")} | redis-benchmark PING | ${perRound(micro.redis.rounds, "pingPerSecond")} | ${perRound(micro.redis.rounds, "ratio")} | **${micro.redis.ratio}** | ≥ 0.85 |`,
+    `| the floor: a script that only returns, same arguments | ${perRound(micro.redis.rounds, "emptyScriptPerSecond")} | redis-benchmark PING | ${perRound(micro.redis.rounds, "pingPerSecond")} | ${perRound(micro.redis.rounds, "emptyScriptRatio")} | **${micro.redis.emptyScriptRatio}** | (reference) |`,
+    `| sold-out rejections over HTTP | ${perRound(micro.http.rounds, "soldOutRejectionsPerSecond")} | bare node:http hello | ${perRound(micro.http.rounds, "helloPerSecond")} | ${perRound(micro.http.rounds, "ratio")} | **${micro.http.ratio}** | ≥ 0.85 |`,
+    ...(micro.http.viewRatio === undefined
+      ? []
+      : views.map(
+          ({ what, key, median }) =>
+            `| ${what} | ${ofView(key, "perSecond")} | bare node:http hello | ${perRound(micro.http.rounds, "helloPerSecond")} | ${ofView(key, "ratio")} | **${median}** | (reference) |`,
+        )),
+    "",
+  );
+  lines.push(
+    `Redis's own CPU per operation in the same rounds (INFO cpu): script ${perRound(micro.redis.rounds, "scriptCpuUsPerOp")} µs, PING ${perRound(micro.redis.rounds, "pingCpuUsPerOp")} µs; PING's cost over the script's, median **${micro.redis.costRatio}**. Of that, inside the command itself (INFO commandstats): script ${perRound(micro.redis.rounds, "scriptExecUs")} µs, the empty script ${perRound(micro.redis.rounds, "emptyScriptExecUs")} µs, PING ${perRound(micro.redis.rounds, "pingExecUs")} µs — the rest is reading and answering the request, the same for both.`,
+    "",
+  );
+  lines.push(
+    `Each server's own CPU per request in the same rounds (/proc, user + system): sold-out ${perRound(micro.http.rounds, "soldOutCpuUsPerRequest")} µs, hello ${perRound(micro.http.rounds, "helloCpuUsPerRequest")} µs; hello's cost over the sold-out path's, median **${micro.http.costRatio}** (contention on the two cores moves it as much as the rates).${
+      micro.http.viewRatio === undefined
+        ? ""
+        : ` The views': ${views.map(({ cpu, key }) => `${cpu} ${ofView(key, "cpuUsPerRequest")} µs`).join(", ")}.`
+    }`,
+    "",
+  );
   return lines;
 }

@@ -4,9 +4,9 @@ import { machineSettled } from "../lib/env.ts";
 import type { LoadRequest } from "../lib/load.ts";
 import { type Ceiling, findCeiling, runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest, retireSales } from "../lib/sale.ts";
-import type { Scenario } from "../lib/scenario.ts";
+import { defineScenario, type Stored } from "../lib/scenario.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
-import { type ResultRow, type Results, roundRatios } from "../lib/tables.ts";
+import { roundRatios } from "../lib/tables.ts";
 import { type CatalogueProfile, demand, openCatalogue } from "./catalogue.ts";
 import { designRounds, openSale } from "./open-sale.ts";
 
@@ -28,6 +28,16 @@ export interface OpenLoopProfile {
   /** The storm's units as a share of its step's arrivals: a flood of buyers for a few units. */
   stormUnitShare: number;
   catalogue: { skus: number; zipf: number };
+}
+
+/** A design's ceiling in one scenario and round. */
+type DesignCeiling = Ceiling & { design: RunningSystem["design"] };
+
+/** One scenario's round: the designs' order, and each one's ceiling by its name. */
+interface OpenLoopRound {
+  round: number;
+  order: string[];
+  ceilings: Record<string, DesignCeiling>;
 }
 
 /** What a step needs: a fresh sale, and the request of each of its arrivals. */
@@ -99,11 +109,7 @@ async function openLoop(
   };
 
   const designs = systems.designs;
-  type DesignCeiling = Ceiling & { design: RunningSystem["design"] };
-  const results: Record<
-    string,
-    { round: number; order: string[]; ceilings: Record<string, DesignCeiling> }[]
-  > = {};
+  const results: Record<string, OpenLoopRound[]> = {};
   for (const [name, scenario] of Object.entries(scenarios)) {
     results[name] = [];
     for (let round = 0; round < profile.rounds; round++) {
@@ -149,7 +155,7 @@ async function openLoop(
   return { profile, results };
 }
 
-export const openLoopScenario: Scenario<OpenLoopProfile> = {
+export const openLoopScenario = defineScenario({
   name: "openloop",
   title: "open loop",
   profile: ({ quick, rounds }) => ({
@@ -182,10 +188,8 @@ export const openLoopScenario: Scenario<OpenLoopProfile> = {
     stormUnitShare: 0.01,
   }),
   section: openLoopSection,
-  goals: (results) => {
-    const open = results.openloop?.data.results as
-      | Record<string, { round: number; ceilings: Record<string, ResultRow> }[]>
-      | undefined;
+  goals: (run) => {
+    const open = run?.results;
     const openRatio = (scenario: string, design: string) =>
       open?.[scenario] ? roundRatios(openLoopRows(open[scenario]), design, (r) => r.sustainedPerSecond) : [];
     return [
@@ -211,14 +215,14 @@ export const openLoopScenario: Scenario<OpenLoopProfile> = {
       },
     ];
   },
-  run: (b, profile) => openLoop(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
-};
+  run: (b, profile: OpenLoopProfile) => openLoop(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+});
 
 /** An open-loop ceiling per scenario and round: the last rate that held. */
-const ceilingOf = (ceiling: ResultRow | undefined) => ceiling?.sustainedPerSecond ?? Number.NaN;
+const ceilingOf = (ceiling: DesignCeiling | undefined) => ceiling?.sustainedPerSecond ?? Number.NaN;
 
 /** The open loop's rows as "system per round" rows: what roundRatios reads. */
-function openLoopRows(rounds: { round: number; ceilings: Record<string, ResultRow> }[]): ResultRow[] {
+function openLoopRows(rounds: Pick<OpenLoopRound, "round" | "ceilings">[]) {
   return rounds.flatMap(({ round, ceilings }) =>
     Object.entries(ceilings).map(([system, ceiling]) => ({
       round,
@@ -230,14 +234,7 @@ function openLoopRows(rounds: { round: number; ceilings: Record<string, ResultRo
 }
 
 /** Each design's sustained arrival rate per scenario and round, and flashgate's over the strongest baselines'. */
-function openLoopSection(results: Results): string[] {
-  const open = results.openloop?.data as
-    | {
-        profile: ResultRow;
-        results: Record<string, { round: number; order: string[]; ceilings: ResultRow }[]>;
-      }
-    | undefined;
-  if (!open) return [];
+function openLoopSection(open: Stored<Awaited<ReturnType<typeof openLoop>>>): string[] {
   const { profile } = open;
   const lines = [
     "## Open loop",
@@ -245,10 +242,10 @@ function openLoopSection(results: Results): string[] {
     `Requests arrive at a fixed rate whether or not earlier ones were answered (${profile.connections} connections, 2 server processes per design), each answer timed from when its request was due. The rate starts at ${profile.startRate}/s and rises ×${profile.factor} per ${profile.stepMs / 1000} s step (measured after ${(profile.warmupMs ?? 0) / 1000} s of arrivals at the same rate on its fresh sockets and sale, and once the machine has settled from the step before) until the p99 of the measured answers passes 200 ms or more than 0.1 % of requests fail or time out (2 s) ${profile.tries === 1 ? "at one rate (each rate runs once: a smoke check)" : "twice in a row at one rate (a broken step runs once more: one hiccup of the machine does not end the search)"} — or, where the first rate broke, falls ÷${profile.factor} until a rate holds (down to ${profile.minRate ?? profile.startRate}/s); then the rate is bisected between the last that held and the first that broke until they are within ${Math.round((profile.resolution ?? 0.05) * 100)} %. A design's figure is the highest rate that held. Storm: one SKU with a unit for ${Number(profile.stormUnitShare) * 100} % of the step's arrivals, every answer measured (mostly SOLD_OUT). Big stock: one SKU with a unit for every arrival, each from a buyer of their own; catalogue: ${profile.catalogue.skus} SKUs, Zipf s = ${profile.catalogue.zipf}, stock that lasts — both measure 201s, and orders/s is a step's 201s over its duration (Redis-as-truth: admissions, persisted later). A fresh sale per step; the designs' order rotates each round, ratios are within a round.`,
     "",
   ];
-  const ordersAt = (ceiling: ResultRow | undefined) => {
+  const ordersAt = (ceiling: DesignCeiling | undefined) => {
     const step = ceiling?.steps
-      .filter((s: ResultRow) => s.held)
-      .sort((a: ResultRow, b: ResultRow) => a.offeredPerSecond - b.offeredPerSecond)
+      .filter((s) => s.held)
+      .sort((a, b) => a.offeredPerSecond - b.offeredPerSecond)
       .at(-1);
     return step ? Math.round(((step.answers["201"] ?? 0) * 1000) / profile.stepMs) : "–";
   };
@@ -267,7 +264,7 @@ function openLoopSection(results: Results): string[] {
         return r === undefined || !Number.isFinite(r) ? "–" : `**${r.toFixed(2)}×**`;
       };
       // No step held: the design's ceiling is below the least rate tried.
-      const rate = (ceiling: ResultRow | undefined) => {
+      const rate = (ceiling: DesignCeiling | undefined) => {
         if (ceiling === undefined) return "–";
         const orders = scenario === "storm" ? "" : ` (${ordersAt(ceiling)} orders/s)`;
         return ceiling.sustainedPerSecond

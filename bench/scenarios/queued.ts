@@ -4,7 +4,7 @@ import { machineSettled } from "../lib/env.ts";
 import { percentile } from "../lib/load.ts";
 import { type Ceiling, findCeiling, type OpenLoadResult, runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest, retireSales, settledAt, unitsSold } from "../lib/sale.ts";
-import type { Scenario } from "../lib/scenario.ts";
+import { defineScenario } from "../lib/scenario.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
 import { startFlashgateQueued } from "../lib/systems.ts";
 import type { OpenLoopProfile } from "./open-loop.ts";
@@ -25,6 +25,20 @@ const admissionsOf = (load: OpenLoadResult) =>
  * buyer's order and how fast the queue drained once the arrivals stopped. A queued step waits for its
  * queue to drain before the next (its writers would otherwise sell beside the next step's buyers).
  */
+/** At a design's ceiling, one load with every admission counted: when MySQL held them, and the drain. */
+interface AtCeiling {
+  offeredPerSecond: number;
+  admitted: number;
+  admissionP99Ms: number | null;
+  answeredAtMs: number;
+  inMySqlWhenAnswered: number;
+  everyOrderInMySqlAtMs: number | null;
+  drainPerSecond: number | null;
+}
+
+/** A design's ceiling of admissions, and what came of one load at it. */
+type QueuedCeiling = Ceiling & { design: RunningSystem["design"]; atCeiling: AtCeiling };
+
 async function queuedScenario(
   systems: Systems,
   queued: RunningSystem,
@@ -90,7 +104,7 @@ async function queuedScenario(
   const results: {
     round: number;
     order: string[];
-    ceilings: Record<string, Ceiling & Record<string, unknown>>;
+    ceilings: Record<string, QueuedCeiling>;
   }[] = [];
   for await (const { round, system } of designRounds(
     systems,
@@ -144,16 +158,6 @@ async function queuedScenario(
 }
 
 type QueuedResult = Awaited<ReturnType<typeof queuedScenario>>;
-type QueuedCeiling = QueuedResult["results"][number]["ceilings"][string];
-interface AtCeiling {
-  offeredPerSecond: number;
-  admitted: number;
-  admissionP99Ms: number | null;
-  answeredAtMs: number;
-  inMySqlWhenAnswered: number;
-  everyOrderInMySqlAtMs: number | null;
-  drainPerSecond: number | null;
-}
 
 /** Queued admissions over the strongest Redis-as-truth's, and over flashgate deciding at once, per round. */
 function queuedRatios(result: QueuedResult) {
@@ -189,8 +193,7 @@ const range = (values: number[]) => {
     : `${middle.toFixed(digits)} (${sorted[0].toFixed(digits)}–${sorted.at(-1)?.toFixed(digits)})`;
 };
 
-function queuedSection(result: QueuedResult | undefined): string[] {
-  if (!result) return [];
+function queuedSection(result: QueuedResult): string[] {
   const { profile } = result;
   const lines = [
     "## Queued admission (open loop, big stock)",
@@ -202,7 +205,7 @@ function queuedSection(result: QueuedResult | undefined): string[] {
   ];
   for (const { round, ceilings } of result.results)
     for (const [system, ceiling] of Object.entries(ceilings)) {
-      const at = ceiling.atCeiling as AtCeiling;
+      const at = ceiling.atCeiling;
       lines.push(
         `| ${round} | ${system} | ${ceiling.sustainedPerSecond} | ${at.admitted} | ${at.admissionP99Ms ?? "–"} | ${at.inMySqlWhenAnswered} | ${at.everyOrderInMySqlAtMs ?? "not within 300 s"} | ${at.drainPerSecond ?? "–"} |`,
       );
@@ -216,7 +219,7 @@ function queuedSection(result: QueuedResult | undefined): string[] {
   return lines;
 }
 
-export const queuedAdmissionScenario: Scenario<QueuedProfile> = {
+export const queuedAdmissionScenario = defineScenario({
   name: "queued",
   title: "queued admission beside deciding at once and Redis-as-truth",
   profile: ({ quick, rounds }) => ({
@@ -243,9 +246,9 @@ export const queuedAdmissionScenario: Scenario<QueuedProfile> = {
     maxRate: 40_000,
     rounds,
   }),
-  section: (results) => queuedSection(results.queued?.data as QueuedResult | undefined),
-  goals: (results) => queuedGoals(results.queued?.data as QueuedResult | undefined),
-  run: async (b, profile) => {
+  section: queuedSection,
+  goals: queuedGoals,
+  run: async (b, profile: QueuedProfile) => {
     const queued = await startFlashgateQueued(b.env, b.processes);
     try {
       return await queuedScenario(b.systems, queued, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile);
@@ -253,4 +256,4 @@ export const queuedAdmissionScenario: Scenario<QueuedProfile> = {
       await queued.stop();
     }
   },
-};
+});

@@ -5,17 +5,15 @@ import { compareSku } from "@flashgate/sync";
 import { parsePrometheus, sumOf } from "@flashgate/telemetry/scrape";
 import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
-import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
+import { latencySummaryWithAll, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
-import type { Scenario } from "../lib/scenario.ts";
+import { defineScenario, type Stored } from "../lib/scenario.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
 import {
   barChart,
   colors,
   median,
   perSystem,
-  type ResultRow,
-  type Results,
   roundRatios,
   roundsOf,
   spread,
@@ -29,6 +27,7 @@ export interface StormProfile {
   users: number;
   connections: number;
   rounds: number;
+  processesPerSystem: number;
 }
 
 /** What Redis-as-truth's own Redis says is left of a SKU. */
@@ -117,10 +116,7 @@ async function storm(
       requests: load.requests,
       requestsPerSecond: Math.round(load.perSecond),
       errors: load.errors,
-      latencyMs: {
-        ...latencySummary(load.latencies),
-        all: latencySummary({ all: allLatencies(load.latencies) }).all,
-      },
+      latencyMs: latencySummaryWithAll(load.latencies),
       timeline250ms: load.timeline,
       unitsSold: sold,
       soldExactly: sold === profile.units,
@@ -132,7 +128,7 @@ async function storm(
   return { profile, results };
 }
 
-export const stormScenario: Scenario<StormProfile> = {
+export const stormScenario = defineScenario({
   name: "storm",
   title: "storm",
   profile: ({ quick, rounds, processes }) => ({
@@ -143,23 +139,17 @@ export const stormScenario: Scenario<StormProfile> = {
     rounds,
   }),
   section: stormSections,
-  run: (b, profile) => storm(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
-};
+  run: (b, profile: StormProfile) => storm(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+});
 
-type StormResult = {
-  run?: string;
-  profile: Record<string, number>;
-  results: ResultRow[];
-  facts?: Record<string, unknown>;
-};
+type StormResult = Stored<Awaited<ReturnType<typeof storm>>>;
 
 /** One storm's rows, every round, and flashgate's ratio to the strongest of each baseline round by round. */
-function stormTable(results: ResultRow[]): string[] {
-  const lines: string[] = [];
-  lines.push(
+function stormTable(results: StormResult["results"]): string[] {
+  const lines = [
     "| round | system | req/s | units sold | DB tx / unit sold | p50 / p99 / p99.9 ms (all) | p50 / p99 / p99.9 ms (201) | p50 / p99 / p99.9 ms (409 SOLD_OUT) | 503s | final drift | errors |",
     "|---|---|---|---|---|---|---|---|---|---|---|",
-  );
+  ];
   for (const r of results) {
     const lat = (label: string) =>
       r.latencyMs[label]
@@ -169,8 +159,8 @@ function stormTable(results: ResultRow[]): string[] {
       `| ${r.round ?? 1} | ${r.system} | ${r.requestsPerSecond} | ${r.unitsSold}${r.soldExactly ? "" : " ✗"} | ${r.transactionsPerUnitSold ?? "–"} | ${lat("all")} | ${lat("201")} | ${lat("409 SOLD_OUT")} | ${r.latencyMs["503 UNAVAILABLE"]?.count ?? 0} | ${r.finalDrift ?? "n/a"} | ${r.errors} |`,
     );
   }
-  const rate = (r: ResultRow) => r.requestsPerSecond;
-  const p99 = (r: ResultRow) => r.latencyMs.all?.p99;
+  const rate = (r: StormResult["results"][number]) => r.requestsPerSecond;
+  const p99 = (r: StormResult["results"][number]) => r.latencyMs.all?.p99;
   lines.push(
     "",
     `Requests/s, median (min–max) of the rounds: ${perSystem(results, rate)}.`,
@@ -181,36 +171,36 @@ function stormTable(results: ResultRow[]): string[] {
 }
 
 /** The storm on MySQL and, beside it, on MariaDB; draws storm.svg (medians of the rounds). */
-function stormSections(results: Results, folder: string): string[] {
-  const lines: string[] = [];
-  const storm = results.storm?.data as StormResult | undefined;
-  if (storm) {
-    lines.push(
-      "## Storm (closed loop)",
-      "",
-      `${storm.profile.units} units, ${storm.profile.requests} requests from ${storm.profile.users} users, ${storm.profile.connections} connections spread over ${storm.profile.processesPerSystem} server processes per design (one per core, ADR 0008); ${roundsOf(storm.profile.rounds)}, the designs' order rotating each round, the machine settled before each; each design first serves an uncounted warm-up sale a tenth that size (other users).`,
-      "",
-    );
-    lines.push(...stormTable(storm.results));
-    writeFileSync(
-      join(folder, "storm.svg"),
-      barChart(
-        "Storm throughput (req/s, median of the rounds, higher is better)",
-        systemsOf(storm.results).map((system) => {
-          const rows = storm.results.filter((r) => r.system === system);
-          return {
-            label: system,
-            value: Math.round(median(rows.map((r) => r.requestsPerSecond))),
-            color: colors[rows[0].design] ?? "#888",
-          };
-        }),
-        "req/s",
-      ),
-    );
-    lines.push("", "![storm throughput](storm.svg)", "");
-  }
-  const mariadb = results["storm-mariadb"]?.data as StormResult | undefined;
-  if (storm && mariadb) {
+function stormSections(
+  storm: StormResult,
+  folder: string,
+  onEngine: (engine: string) => StormResult | undefined,
+): string[] {
+  const lines = [
+    "## Storm (closed loop)",
+    "",
+    `${storm.profile.units} units, ${storm.profile.requests} requests from ${storm.profile.users} users, ${storm.profile.connections} connections spread over ${storm.profile.processesPerSystem} server processes per design (one per core, ADR 0008); ${roundsOf(storm.profile.rounds)}, the designs' order rotating each round, the machine settled before each; each design first serves an uncounted warm-up sale a tenth that size (other users).`,
+    "",
+    ...stormTable(storm.results),
+  ];
+  writeFileSync(
+    join(folder, "storm.svg"),
+    barChart(
+      "Storm throughput (req/s, median of the rounds, higher is better)",
+      systemsOf(storm.results).map((system) => {
+        const rows = storm.results.filter((r) => r.system === system);
+        return {
+          label: system,
+          value: Math.round(median(rows.map((r) => r.requestsPerSecond))),
+          color: colors[rows[0].design] ?? "#888",
+        };
+      }),
+      "req/s",
+    ),
+  );
+  lines.push("", "![storm throughput](storm.svg)", "");
+  const mariadb = onEngine("mariadb");
+  if (mariadb) {
     const flashgate = (run: StormResult) =>
       median(run.results.filter((r) => r.system === "flashgate").map((r) => r.requestsPerSecond));
     lines.push(

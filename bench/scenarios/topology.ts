@@ -5,11 +5,11 @@ import { compareSku } from "@flashgate/sync";
 import { eventually } from "@flashgate/testkit";
 import type { Pool } from "mysql2/promise";
 import { machineBusyMs, startBenchStack } from "../lib/env.ts";
-import { allLatencies, latencySummary, runLoad } from "../lib/load.ts";
+import { type Latency, latencySummaryWithAll, runLoad } from "../lib/load.ts";
 import { mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
-import type { Scenario } from "../lib/scenario.ts";
+import { defineScenario, type Stored } from "../lib/scenario.ts";
 import { startFlashgate } from "../lib/systems.ts";
-import { type ResultRow, type Results, roundsOf, stagesCell, stagesHeader } from "../lib/tables.ts";
+import { roundsOf, stagesCell, stagesHeader } from "../lib/tables.ts";
 import { lagScenario } from "./lag.ts";
 import { cachedSale } from "./open-sale.ts";
 
@@ -39,7 +39,7 @@ interface TopologyRound {
   round: number;
   requestsPerSecond: number;
   errors: number;
-  latencyMs: Record<string, { count: number; p50: number; p99: number; p999: number }>;
+  latencyMs: Record<string, Latency>;
   machineCpuMsPerRequest: number;
   unitsSold: number;
   soldExactly: boolean;
@@ -96,10 +96,7 @@ async function topologyScenario(single: Deployment, cluster: Deployment, profile
         round: round + 1,
         requestsPerSecond: Math.round(load.perSecond),
         errors: load.errors,
-        latencyMs: {
-          ...latencySummary(load.latencies),
-          all: latencySummary({ all: allLatencies(load.latencies) }).all,
-        },
+        latencyMs: latencySummaryWithAll(load.latencies),
         machineCpuMsPerRequest: Math.round((cpuMs / load.requests) * 1000) / 1000,
         unitsSold: sold,
         soldExactly: sold === profile.units,
@@ -140,7 +137,7 @@ async function topologyScenario(single: Deployment, cluster: Deployment, profile
 }
 
 /** The single topology (the run's own stack) beside the cluster topology, started for it and stopped after. */
-export const topologyBenchScenario: Scenario<TopologyProfile> = {
+export const topologyBenchScenario = defineScenario({
   name: "topology",
   title: "single topology beside the cluster topology",
   fullOnly: true,
@@ -152,7 +149,7 @@ export const topologyBenchScenario: Scenario<TopologyProfile> = {
     lagRates: [500, 1000],
   }),
   section: topologySection,
-  run: async (b, profile) => {
+  run: async (b, profile: TopologyProfile) => {
     const cluster = await startBenchStack("cluster");
     const clusterPool = createPool(cluster.env.DATABASE_URL, { connectionLimit: 16 });
     const clusterRedis = withScripts(redisClient(cluster.env.REDIS_URL));
@@ -185,14 +182,10 @@ export const topologyBenchScenario: Scenario<TopologyProfile> = {
       if (process.env.FLASHGATE_KEEP_BENCH_STACK !== "1") await down(cluster.ctx);
     }
   },
-};
+});
 
 /** The storm and the CDC lag on the single topology and on the cluster topology, in one run. */
-function topologySection(results: Results): string[] {
-  const topology = results.topology?.data as
-    | { profile: ResultRow; rounds: ResultRow[]; lag: ResultRow[]; clusterOverSingle: ResultRow }
-    | undefined;
-  if (!topology) return [];
+function topologySection(topology: Stored<Awaited<ReturnType<typeof topologyScenario>>>): string[] {
   const { profile, clusterOverSingle: ratio } = topology;
   const lines = [
     "## Single topology beside the cluster topology",
@@ -216,7 +209,7 @@ function topologySection(results: Results): string[] {
     "|---|---|---|---|---|---|---|",
   );
   for (const run of topology.lag)
-    for (const r of run.results as ResultRow[])
+    for (const r of run.results)
       lines.push(
         `| ${run.topology} | ${r.targetPerSecond} | ${r.achievedPerSecond} | ${r.appliedChanges} | ${r.lagP50Ms ?? "–"} | ${r.lagP99Ms ?? "–"} | ${stagesCell(r.stagesP99Ms)} |`,
       );
