@@ -1,4 +1,4 @@
-// Runs before `npm start` and `npm test` on whatever Node the machine has (plain JavaScript, no
+// Runs before `npm start`, `npm test` and `npm run bench` on whatever Node the machine has (plain JavaScript, no
 // dependencies), so a fresh clone needs no separate install step:
 // 1. the Debian packages the command needs: installed with apt when run as root, otherwise it stops
 //    here with the one `apt-get install` line that is missing;
@@ -28,7 +28,9 @@ const serverParts = [
   // The database endpoint of the cluster topology (a primary and a replica behind it).
   ["haproxy", "haproxy", () => has("haproxy")],
 ];
-if (process.env.FLASHGATE_DB === "mariadb")
+const event = process.env.npm_lifecycle_event ?? "";
+// The bench runs the decision and a storm on MariaDB beside MySQL in every run.
+if (process.env.FLASHGATE_DB === "mariadb" || event === "prebench")
   serverParts.push(["mariadbd", "mariadb-server", () => has("mariadbd")]);
 const testParts = [
   // The dashboard's browser test, and promtool (alerting rules) with a real Prometheus scraping the stack.
@@ -39,7 +41,6 @@ const testParts = [
   // deploy/kubernetes rendered for its offline validation.
   ["kubectl", "kubectl", () => has("kubectl")],
 ];
-const event = process.env.npm_lifecycle_event ?? "";
 const wanted =
   event.startsWith("pretest") || event === "premutation" ? [...serverParts, ...testParts] : serverParts;
 const missing = [...new Set(wanted.filter(([, , present]) => !present()).map(([, pkg]) => pkg))];
