@@ -23,6 +23,8 @@ import { decisionScenario } from "./scenarios/decision.ts";
 import { scenarios } from "./scenarios/index.ts";
 
 const args = process.argv.slice(2);
+/** How long a scenario ran, kept in its result for the report. */
+const secondsSince = (start: number) => Math.round((performance.now() - start) / 1000);
 const quick = args.includes("--quick");
 const onlyAt = args.findIndex((a) => a === "--only" || a.startsWith("--only="));
 const only =
@@ -54,10 +56,13 @@ const processes = processesAt < 0 ? availableParallelism() : Number(args[process
 if (wanted("decision") && !child) {
   const profile = quick ? { seconds: 3, rounds: 1 } : { seconds: 6, rounds: 2 };
   process.stderr.write(`▸ the decision beside the database's floor ${JSON.stringify(profile)}\n`);
+  const started = performance.now();
   const result = await decisionScenario([...databaseEngines], profile, (line) =>
     process.stderr.write(`${line}\n`),
   );
-  process.stderr.write(`  → ${writeResult(folder, "decision", result)}\n`);
+  process.stderr.write(
+    `  → ${writeResult(folder, "decision", { ...result, tookSeconds: secondsSince(started) })}\n`,
+  );
   if (only?.every((name) => name === "decision")) {
     process.stderr.write(
       `report: ${writeReport(folder, { quick, only, naive, startedAt: benchRun, commit })}\n`,
@@ -97,7 +102,9 @@ try {
     if (only ? !wanted(scenario.name) : quick && scenario.fullOnly) continue;
     const profile = scenario.profile(run);
     process.stderr.write(`▸ ${scenario.title} ${JSON.stringify(profile)}\n`);
-    save(scenario.name, await scenario.run(bench, profile));
+    const started = performance.now();
+    const result = await scenario.run(bench, profile);
+    save(scenario.name, { ...result, tookSeconds: secondsSince(started) });
   }
 } finally {
   for (const system of [...systems.designs, systems.hello]) await system.stop();

@@ -64,7 +64,7 @@ describe("the bench report", () => {
     const folder = mkdtempSync(join(tmpdir(), "bench-run-"));
     writeFileSync(
       join(folder, "openloop.json"),
-      JSON.stringify({ facts: { cpus: "2 × test" }, ...openLoop }),
+      JSON.stringify({ facts: { cpus: "2 × test" }, ...openLoop, tookSeconds: 2545 }),
     );
     const results = join(repoRoot, "bench", "RESULTS.md");
     const before = statSync(results).mtimeMs;
@@ -83,6 +83,7 @@ describe("the bench report", () => {
       "(full, its results: openloop), written by that run from its own results: commit abc1234, started T0",
     );
     expect(report).toContain("cpus 2 × test");
+    expect(report).toContain("Time each scenario took: openloop 42 min 25 s.");
     // Rounds: 6000 / 5000 = 1.2 and 4000 / 8000 = 0.5 over the strongest Redis-as-truth; the median of two
     // is the upper one.
     expect(report).toMatch(

@@ -48,6 +48,9 @@ export function runCommit(): string {
   return git("status", "--porcelain", "--untracked-files=no") ? `${commit} with uncommitted changes` : commit;
 }
 
+const minutes = (seconds: number) =>
+  seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+
 /** Each goal, the run's figure and how far it is from it. */
 function goalsTable(results: Results): string[] {
   const goals: Goal[] = [
@@ -122,6 +125,9 @@ export function writeReport(folder: string, kind: RunKind): string {
   >;
   // What the run measured, read from its folder: a run that stopped early says so by what it lacks.
   const scope = `its results: ${Object.keys(results).sort().join(", ")}`;
+  const took = Object.entries(results).flatMap(([name, { data }]) =>
+    typeof data.tookSeconds === "number" ? [`${name} ${minutes(data.tookSeconds)}`] : [],
+  );
   const lines = [
     "# Benchmark results",
     "",
@@ -131,6 +137,7 @@ export function writeReport(folder: string, kind: RunKind): string {
       .map(([k, v]) => `${k} ${v}`)
       .join("; ")}`,
     "",
+    ...(took.length ? [`Time each scenario took: ${took.join(", ")}.`, ""] : []),
     ...goalsTable(results),
     "## The designs",
     "",

@@ -30,8 +30,11 @@ export interface Goal {
   atMost?: boolean;
 }
 
-/** A scenario's result as its file holds it: what its run returned, stamped with the run and the machine. */
-export type Stored<R> = R & { run: string; facts: Record<string, unknown> };
+/**
+ * A scenario's result as its file holds it: what its run returned, stamped with the run, the machine and
+ * how long it ran (s; absent from runs before it was kept).
+ */
+export type Stored<R> = R & { run: string; facts: Record<string, unknown>; tookSeconds?: number };
 
 /**
  * One scenario, typed end to end: its name (for `--only` and its result file), what the run's log calls
