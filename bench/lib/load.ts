@@ -214,11 +214,5 @@ export function latencySummary(latencies: Record<string, number[]>): Record<stri
 /** Each answer's times, and every answer's together as `all`. */
 export const latencySummaryWithAll = (latencies: Record<string, number[]>): Record<string, Latency> => ({
   ...latencySummary(latencies),
-  all: latencySummary({ all: allLatencies(latencies) }).all,
+  all: latencySummary({ all: Object.values(latencies).flat() }).all,
 });
-
-export function allLatencies(latencies: Record<string, number[]>): number[] {
-  return Object.values(latencies)
-    .flat()
-    .sort((a, b) => a - b);
-}
