@@ -100,9 +100,17 @@ describe(`a decision locks only what it decides (${testEngine})`, () => {
     };
   }
 
-  for (const skus of [1, 2, 3, 1000]) {
-    it(`in an activity of ${skus} SKU(s), a decision held open holds its own stock row and nothing of the activity${skus > 1 ? ", and a decision for another SKU commits meanwhile" : ""}`, async () => {
+  // Priced: the SKU sold once before in this pool, so its price is known and the batch takes the priced form.
+  for (const [skus, priced] of [
+    [1, false],
+    [2, false],
+    [3, false],
+    [1000, false],
+    [2, true],
+  ] as const) {
+    it(`in an activity of ${skus} SKU(s), a ${priced ? "priced " : ""}decision held open holds its own stock row and nothing of the activity${skus > 1 ? ", and a decision for another SKU commits meanwhile" : ""}`, async () => {
       const { activityId, skuIds, buyer } = await activityOf(skus);
+      if (priced) expect((await placeOrder(pool, buyer(skuIds[0], 9))).kind).toBe("created");
       const held = await heldDecision(buyer(skuIds[0], 1));
       let released = false;
       try {
@@ -131,7 +139,7 @@ describe(`a decision locks only what it decides (${testEngine})`, () => {
       } finally {
         if (!released) await held.release().catch(() => {});
       }
-      expect((await skuInDatabase(pool, activityId, skuIds[0])).available).toBe(4);
+      expect((await skuInDatabase(pool, activityId, skuIds[0])).available).toBe(priced ? 3 : 4);
     }, 30_000);
   }
 
@@ -205,6 +213,8 @@ describe(`a decision locks only what it decides (${testEngine})`, () => {
     const dba = await openTransaction([["SELECT * FROM activity WHERE id = ? FOR UPDATE", [activityId]]]);
     try {
       expect((await placeOrder(pool, buyer(skuIds[0], 1))).kind).toBe("created");
+      // The SKU's price now known, its next buyer is decided in the priced form: it waits for nothing either.
+      expect((await placeOrder(pool, buyer(skuIds[0], 5))).kind).toBe("created");
     } finally {
       await dba.end("COMMIT");
     }
@@ -215,6 +225,7 @@ describe(`a decision locks only what it decides (${testEngine})`, () => {
     try {
       const batch = await placeOrders(pool, [buyer(skuIds[0], 2), buyer(skuIds[1], 3)]);
       expect(batch.map((decision) => decision?.kind)).toEqual(["created", "created"]);
+      expect((await placeOrder(pool, buyer(skuIds[0], 6))).kind).toBe("created");
     } finally {
       await edit.end("COMMIT");
     }

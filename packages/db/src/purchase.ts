@@ -96,6 +96,17 @@ const windowRead = (
 ) => `SELECT MAX(NOW(3) >= starts_at AND NOW(3) < ends_at)${andAlso}, MAX(payment_timeout_s), NOW(3)
   INTO @fg_open, @fg_timeout, @fg_now FROM activity WHERE id = ?`;
 
+/**
+ * The priced form's lock and window read in one statement: the batch's stock rows locked by primary key
+ * (one range scan, so in key order) and counted, and the window read by subqueries, which the statement's
+ * locking clause does not reach (a consistent read of the activity, as windowRead's). `@fg_open` is false
+ * too when one of the batch's stock rows is gone.
+ */
+const lockWithWindow = (where: string) =>
+  `SELECT COUNT(*) = ? AND (SELECT NOW(3) >= starts_at AND NOW(3) < ends_at FROM activity WHERE id = ?),
+       (SELECT payment_timeout_s FROM activity WHERE id = ?), NOW(3)
+  INTO @fg_open, @fg_timeout, @fg_now FROM ${stock} WHERE ${where} FOR UPDATE`;
+
 /** When an order was made and when it falls due, as the database stamped them. */
 interface OrderTimes {
   created_at: Date;
@@ -246,11 +257,11 @@ function learnPrices(
  * The decision's first form, for a batch whose every SKU has a known price: the statements the floor
  * itself runs — a multi-row `INSERT … VALUES` of the orders, priced by the client, and each stock row
  * decremented by primary key — in one round trip, with every condition turned into a refused row: the
- * window read first (`@fg_open`, false too when a batch's stock row is gone) makes the orders' expiry
+ * window, read as the rows are locked (`@fg_open`, false too when a batch's stock row is gone), makes the orders' expiry
  * NULL, which their NOT NULL column refuses; a price that changed or too few units make the SKU's row
  * negative, which its CHECK refuses. Either error stops the round trip before its COMMIT, the transaction
  * is rolled back, and the batch runs again in the lean form, which decides each SKU apart (ADR 0029).
- * Results: [6] the orders' times.
+ * Results: [2] the orders inserted, [3] the rows decremented, [5] the orders' times.
  */
 function pricedBatch(inputs: PurchaseInput[], prices: Map<string, Price>) {
   const { activityId, skus, where } = batchSkus(inputs);
@@ -258,8 +269,7 @@ function pricedBatch(inputs: PurchaseInput[], prices: Map<string, Price>) {
   const priceOf = (skuId: number) => prices.get(priceKey(activityId, skuId)) as Price;
   const orderIds = inputs.map(() => newOrderId());
   const sql = `START TRANSACTION;
-${lockStock(where)};
-${windowRead(` AND (SELECT COUNT(*) FROM ${stock} WHERE ${where}) = ?`)};
+${lockWithWindow(where)};
 ${orderInsert("order_id, ")} VALUES ${inputs
     .map(
       () =>
@@ -272,12 +282,11 @@ UPDATE ${stock} SET available = IF((sku_id, price_cents, currency) IN (${skus.ma
 COMMIT;
 SELECT CAST(@fg_now AS DATETIME(3)) AS created_at, CAST(@fg_now + INTERVAL @fg_timeout SECOND AS DATETIME(3)) AS expires_at`;
   const params = [
-    activityId,
-    ...skus,
-    activityId,
-    ...skus,
     skus.length,
     activityId,
+    activityId,
+    activityId,
+    ...skus,
     ...inputs.flatMap((input, i) => {
       const { priceCents, currency } = priceOf(input.skuId);
       return [
@@ -296,13 +305,13 @@ SELECT CAST(@fg_now AS DATETIME(3)) AS created_at, CAST(@fg_now + INTERVAL @fg_t
     ...skus,
   ];
   const read = (results: unknown[]) => {
-    const inserted = (results[3] as ResultSetHeader).affectedRows;
-    const decremented = (results[4] as ResultSetHeader).affectedRows;
+    const inserted = (results[2] as ResultSetHeader).affectedRows;
+    const decremented = (results[3] as ResultSetHeader).affectedRows;
     if (inserted !== inputs.length || decremented !== skus.length)
       throw new OutcomeUnknownError(
         `the decision inserted ${inserted} orders and took units of ${decremented} SKUs, where it sold ${inputs.length} and ${skus.length}`,
       );
-    const times = (results[6] as RowDataPacket[])[0] as OrderTimes;
+    const times = (results[5] as RowDataPacket[])[0] as OrderTimes;
     return new Map<PurchaseInput, PurchaseDecision>(
       inputs.map((input, i) => [
         input,
