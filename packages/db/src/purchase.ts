@@ -86,14 +86,14 @@ function batchSkus(inputs: PurchaseInput[]) {
   return { activityId, skus, where: `activity_id = ? AND sku_id IN (${skus.map(() => "?").join(", ")})` };
 }
 
+/** An activity row's window is open now. */
+const openNow = "NOW(3) >= starts_at AND NOW(3) < ends_at";
+
 /**
  * The window as committed, by a plain consistent read (READ COMMITTED: `SELECT … INTO` locks nothing,
  * where `SET @x = (SELECT …)` would be a locking read); MAX, so that an unknown activity still sets them.
- * `andAlso`: a further condition for `@fg_open`.
  */
-const windowRead = (
-  andAlso = "",
-) => `SELECT MAX(NOW(3) >= starts_at AND NOW(3) < ends_at)${andAlso}, MAX(payment_timeout_s), NOW(3)
+const windowRead = `SELECT MAX(${openNow}), MAX(payment_timeout_s), NOW(3)
   INTO @fg_open, @fg_timeout, @fg_now FROM activity WHERE id = ?`;
 
 /**
@@ -103,7 +103,7 @@ const windowRead = (
  * too when one of the batch's stock rows is gone.
  */
 const lockWithWindow = (where: string) =>
-  `SELECT COUNT(*) = ? AND (SELECT NOW(3) >= starts_at AND NOW(3) < ends_at FROM activity WHERE id = ?),
+  `SELECT COUNT(*) = ? AND (SELECT ${openNow} FROM activity WHERE id = ?),
        (SELECT payment_timeout_s FROM activity WHERE id = ?), NOW(3)
   INTO @fg_open, @fg_timeout, @fg_now FROM ${stock} WHERE ${where} FOR UPDATE`;
 
@@ -343,7 +343,7 @@ function carefulBatch(inputs: PurchaseInput[]) {
   const keys = ordersUnderKeys(inputs);
   const sql = `START TRANSACTION;
 ${lockStock(where)};
-${windowRead()};
+${windowRead};
 SELECT GROUP_CONCAT(n.buyers), JSON_OBJECTAGG(n.sku_id, n.buyer_count) INTO @fg_new, @fg_demand
   FROM (SELECT b.sku_id, GROUP_CONCAT(b.i) AS buyers, COUNT(*) AS buyer_count FROM ${buyers} b
          WHERE NOT EXISTS (SELECT 1 FROM sale_order o WHERE o.user_id = b.user_id AND o.request_id = b.request_id)
