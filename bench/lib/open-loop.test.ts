@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { percentile } from "./load.ts";
-import { findCeiling, runOpenLoad } from "./open-loop.ts";
+import { findCeiling, runOpenLoad, searchStart } from "./open-loop.ts";
 
 const servers: Server[] = [];
 afterEach(() => {
@@ -145,6 +145,7 @@ describe("the open-loop load", () => {
     ms: (rate: number, rates: number[]) => number,
     resolution = 1,
     tries?: number,
+    start = { startRate: 100, factor: 2 },
   ) {
     const rates: number[] = [];
     const ceiling = await findCeiling(
@@ -159,9 +160,8 @@ describe("the open-loop load", () => {
         };
       },
       {
-        startRate: 100,
+        ...start,
         minRate: 10,
-        factor: 2,
         resolution,
         tries,
         maxRate: 10_000,
@@ -208,6 +208,21 @@ describe("the open-loop load", () => {
     const { rates, ceiling } = await searchCeiling(() => 500);
     expect(rates).toEqual([100, 100, 50, 50, 25, 25, 13, 13]);
     expect(ceiling.sustainedPerSecond).toBe(0);
+  });
+
+  it("starts a later round at the ceiling an earlier round found, stepping by 1.25", async () => {
+    const first = { startRate: 100, factor: 2 };
+    expect(searchStart(undefined, first)).toEqual(first);
+    expect(searchStart(0, first)).toEqual(first);
+    // An earlier round found 425/s; the true ceiling is now 470/s.
+    const { rates, ceiling } = await searchCeiling(
+      (rate) => (rate > 470 ? 500 : 10),
+      0.05,
+      2,
+      searchStart(425, first),
+    );
+    expect(rates).toEqual([425, 531, 531, 478, 478, 452, 465]);
+    expect(ceiling.sustainedPerSecond).toBe(465);
   });
 
   it("counts a rate broken at its first break when asked for one try (the quick run's smoke check)", async () => {

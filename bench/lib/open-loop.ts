@@ -183,6 +183,14 @@ export interface Ceiling {
 }
 
 /**
+ * Where a design's search starts in a round: at the ceiling an earlier round found for it, stepping by 1.25,
+ * so a later round brackets it in a step or two instead of climbing again from the profile's start (most
+ * of a full run's time was spent there, settling after steps far below or far above the ceiling).
+ */
+export const searchStart = (earlier: number | undefined, first: { startRate: number; factor: number }) =>
+  earlier ? { startRate: earlier, factor: 1.25 } : first;
+
+/**
  * Steps the offered rate up by `factor` from `startRate` until a rate breaks the bounds twice in a row
  * (its `measured` outcomes' p99 above `p99Ms`, or more than `maxErrorShare` of its requests failed or
  * timed out) — or down, from a start rate that broke, until one holds — then bisects between the last rate that held and that one until they are within

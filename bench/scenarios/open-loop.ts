@@ -2,7 +2,7 @@ import type { FlashgateRedis } from "@flashgate/cache";
 import type { Pool } from "mysql2/promise";
 import { machineSettled } from "../lib/env.ts";
 import type { LoadRequest } from "../lib/load.ts";
-import { type Ceiling, findCeiling, runOpenLoad } from "../lib/open-loop.ts";
+import { type Ceiling, findCeiling, runOpenLoad, searchStart } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest, retireSales } from "../lib/sale.ts";
 import { defineScenario, type Stored } from "../lib/scenario.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
@@ -135,10 +135,9 @@ async function openLoop(
             );
           },
           {
-            startRate: profile.startRate,
+            ...searchStart(results[name].at(-1)?.ceilings[system.name]?.sustainedPerSecond, profile),
             minRate: profile.minRate,
             tries: profile.tries,
-            factor: profile.factor,
             resolution: profile.resolution,
             maxRate: profile.maxRate,
             p99Ms: 200,
@@ -162,8 +161,8 @@ export const openLoopScenario = defineScenario({
     ...(quick
       ? // A coarse search: the quick run's figures are a smoke check, the full run's the measurement.
         {
-          stepMs: 1000,
-          warmupMs: 500,
+          stepMs: 500,
+          warmupMs: 250,
           connections: 500,
           catalogue: { skus: 200, zipf: 1.1 },
           startRate: 2000,

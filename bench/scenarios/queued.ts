@@ -2,7 +2,13 @@ import { type FlashgateRedis, skuKeys } from "@flashgate/cache";
 import type { Pool } from "mysql2/promise";
 import { machineSettled } from "../lib/env.ts";
 import { percentile } from "../lib/load.ts";
-import { type Ceiling, findCeiling, type OpenLoadResult, runOpenLoad } from "../lib/open-loop.ts";
+import {
+  type Ceiling,
+  findCeiling,
+  type OpenLoadResult,
+  runOpenLoad,
+  searchStart,
+} from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest, retireSales, settledAt, unitsSold } from "../lib/sale.ts";
 import { defineScenario } from "../lib/scenario.ts";
 import type { RunningSystem, Systems } from "../lib/systems.ts";
@@ -121,10 +127,9 @@ async function queuedScenario(
     process.stderr.write(`  queued admission, round ${round}: ${system.name}\n`);
     // A queued step ends once MySQL holds its buyers: its writers would otherwise sell beside the next step's.
     const ceiling = await findCeiling(async (rate) => (await sell(system, rate, profile.warmupMs)).load, {
-      startRate: profile.startRate,
+      ...searchStart(results.at(-2)?.ceilings[system.name]?.sustainedPerSecond, profile),
       minRate: profile.minRate,
       tries: profile.tries,
-      factor: profile.factor,
       resolution: profile.resolution,
       maxRate: profile.maxRate,
       p99Ms: 200,
@@ -225,8 +230,8 @@ export const queuedAdmissionScenario = defineScenario({
   profile: ({ quick, rounds }) => ({
     ...(quick
       ? {
-          stepMs: 1000,
-          warmupMs: 500,
+          stepMs: 500,
+          warmupMs: 250,
           connections: 500,
           startRate: 2000,
           minRate: 250,
