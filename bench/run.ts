@@ -54,7 +54,7 @@ const processes = processesAt < 0 ? availableParallelism() : Number(args[process
 // The decision against the least a durable decision can cost, on databases of its own, before the stack
 // starts (nothing else runs beside them): both engines, in this one run.
 if (wanted("decision") && !child) {
-  const profile = quick ? { seconds: 2, rounds: 1 } : { seconds: 6, rounds: 2 };
+  const profile = quick ? { seconds: 1, rounds: 1 } : { seconds: 6, rounds: 2 };
   process.stderr.write(`▸ the decision beside the database's floor ${JSON.stringify(profile)}\n`);
   const started = performance.now();
   const result = await decisionScenario([...databaseEngines], profile, (line) =>

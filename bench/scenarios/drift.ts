@@ -103,7 +103,7 @@ async function driftScenario(
 export const driftBenchScenario = defineScenario({
   name: "drift",
   title: "drift",
-  profile: ({ quick, rounds }) => ({ windowS: quick ? 5 : 15, rounds }),
+  profile: ({ quick, rounds }) => ({ windowS: quick ? 3 : 15, rounds }),
   section: driftSection,
   run: (b, { windowS, rounds }: { windowS: number; rounds: number }) =>
     driftScenario(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, windowS, rounds),

@@ -169,11 +169,11 @@ export const openLoopScenario = defineScenario({
           minRate: 250,
           tries: 1,
           factor: 2,
-          resolution: 0.5,
+          resolution: 1,
         }
       : {
-          stepMs: 2000,
-          warmupMs: 1000,
+          stepMs: 1000,
+          warmupMs: 500,
           connections: 1000,
           catalogue: { skus: 1000, zipf: 1.1 },
           startRate: 1000,

@@ -236,11 +236,11 @@ export const queuedAdmissionScenario = defineScenario({
           startRate: 2000,
           minRate: 250,
           tries: 1,
-          resolution: 0.5,
+          resolution: 1,
         }
       : {
-          stepMs: 2000,
-          warmupMs: 1000,
+          stepMs: 1000,
+          warmupMs: 500,
           connections: 1000,
           startRate: 1000,
           minRate: 60,
