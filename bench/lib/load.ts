@@ -80,7 +80,12 @@ export async function runLoad(
   background: {
     /** Stops sending early once this answers true (a load that lasts as long as another). */
     stop?: () => boolean;
-    /** Each connection waits this long after an answer before its next request: clients, not a firehose. */
+    /**
+     * Each connection pauses this long on average after an answer before its next request (and before
+     * its first): clients, not a firehose. The pauses are random (exponential), as independent clients'
+     * are: with one fixed pause the clients that started together sent together for ever, a flood in
+     * waves of every client at once, and a buyer arriving in a wave waited behind all of it.
+     */
     thinkMs?: number;
     /** Told of every answer: the request's index, its outcome label and when it came (ms since the start). */
     onAnswer?: (index: number, label: string, atMs: number) => void;
@@ -88,6 +93,7 @@ export async function runLoad(
 ): Promise<LoadResult> {
   const stop = background.stop ?? (() => false);
   const thinkMs = background.thinkMs ?? 0;
+  const pause = () => -thinkMs * Math.log(1 - Math.random());
   const urls = (Array.isArray(servers) ? servers : [servers]).map((url) => new URL(url));
   const latencies: Record<string, number[]> = {};
   let issued = 0;
@@ -129,12 +135,13 @@ export async function runLoad(
           response.code ? `${response.status} ${response.code}` : String(response.status),
           performance.now() - sentAt,
         );
-        if (thinkMs > 0) setTimeout(send, thinkMs);
+        if (thinkMs > 0) setTimeout(send, pause());
         else send();
       });
       socket.on("error", () => resolve());
       socket.on("close", () => resolve());
-      send();
+      if (thinkMs > 0) setTimeout(send, Math.random() * thinkMs);
+      else send();
     });
 
   const sockets = await Promise.all(

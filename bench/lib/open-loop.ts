@@ -188,7 +188,8 @@ export interface Ceiling {
  * of a full run's time was spent there, settling after steps far below or far above the ceiling).
  */
 export const searchStart = (earlier: number | undefined, first: { startRate: number; factor: number }) =>
-  earlier ? { startRate: earlier, factor: 1.25 } : first;
+  earlier ? { startRate: earlier, factor: laterRoundFactor } : first;
+export const laterRoundFactor = 1.25;
 
 /**
  * Steps the offered rate up by `factor` from `startRate` until a rate breaks the bounds twice in a row

@@ -24,7 +24,7 @@ export interface FloodProfile {
    */
   purchasesPerSecond: number;
   floodConnections: number;
-  /** Each flooding client's pause between views: the flood's rate is at most connections / think time. */
+  /** Each flooding client's mean pause between views: the flood's rate is at most connections / think time. */
   floodThinkMs: number;
   rounds: number;
 }
@@ -191,7 +191,7 @@ function floodSection(flood: Stored<Awaited<ReturnType<typeof floodScenario>>>):
   const lines = [
     "## Purchases beside a flood of SKU views",
     "",
-    `flashgate only. ${roundsOf(profile.rounds)}; each round, in an order that rotates, a sale of ${profile.units} units gets ${profile.requests} purchase requests from ${profile.users} users, arriving at ${profile.purchasesPerSecond}/s whatever the answers (open loop, below the machine's ceiling; over ${profile.connections} connections): quiet, beside ${profile.floodConnections} clients each viewing \`GET /v1/activities/:a/skus/:s\` every ${profile.floodThinkMs} ms for the sale's own SKU (served from Redis: the flood's CPU alone), and beside as many viewing random ids no sale has (each answered 404 from the sale directory in Redis; MySQL only while the directory is not loaded whole). The flood runs on a thread of its own in the bench process; an uncounted sale warms the system up first.`,
+    `flashgate only. ${roundsOf(profile.rounds)}; each round, in an order that rotates, a sale of ${profile.units} units gets ${profile.requests} purchase requests from ${profile.users} users, arriving at ${profile.purchasesPerSecond}/s whatever the answers (open loop, below the machine's ceiling; over ${profile.connections} connections): quiet, beside ${profile.floodConnections} clients each viewing \`GET /v1/activities/:a/skus/:s\` every ${profile.floodThinkMs} ms on average (random pauses, as independent clients': no waves) for the sale's own SKU (served from Redis: the flood's CPU alone), and beside as many viewing random ids no sale has (each answered 404 from the sale directory in Redis; MySQL only while the directory is not loaded whole). The flood runs on a thread of its own in the bench process; an uncounted sale warms the system up first.`,
     "",
     "| condition | 201s | 201 p50 / p99 / p99.9 ms | flood answers/s (by status) | machine busy, per round | bench process, cores, per round |",
     "|---|---|---|---|---|---|",
