@@ -231,7 +231,7 @@ export const queuedAdmissionScenario = defineScenario({
     ...(quick
       ? {
           stepMs: 500,
-          warmupMs: 250,
+          warmupMs: 500,
           connections: 500,
           startRate: 2000,
           minRate: 250,
@@ -240,7 +240,7 @@ export const queuedAdmissionScenario = defineScenario({
         }
       : {
           stepMs: 1000,
-          warmupMs: 500,
+          warmupMs: 1000,
           connections: 1000,
           startRate: 1000,
           minRate: 60,
