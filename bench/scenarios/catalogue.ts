@@ -300,7 +300,7 @@ export const catalogueScenario = defineScenario({
   title: "catalogue",
   profile: ({ quick, rounds }) => ({
     ...(quick
-      ? { skus: 100, unitsPerSku: 50, requests: 10_000, users: 5_000 }
+      ? { skus: 100, unitsPerSku: 30, requests: 6_000, users: 3_000 }
       : { skus: 1000, unitsPerSku: 100, requests: 100_000, users: 50_000 }),
     connections: 100,
     zipf: 1.1,

@@ -123,7 +123,7 @@ export const deadlineScenario = defineScenario({
   title: "a payment deadline",
   profile: ({ quick }) =>
     quick
-      ? { orders: 2_000, skus: 20, buyersPerSecond: 500, buyingMs: 8_000 }
+      ? { orders: 2_000, skus: 20, buyersPerSecond: 500, buyingMs: 5_000 }
       : { orders: 50_000, skus: 100, buyersPerSecond: 2000, buyingMs: 120_000 },
   section: deadlineSection,
   run: (b, profile: ExpiryProfile) => massExpiry(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),

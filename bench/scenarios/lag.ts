@@ -112,7 +112,7 @@ export async function lagScenario(pool: Pool, maintainerUrls: string[], rates: n
 export const cdcLagScenario = defineScenario({
   name: "lag",
   title: "CDC lag",
-  profile: ({ quick }) => ({ rates: [250, 500, 1000, 2000], seconds: quick ? 3 : 15 }),
+  profile: ({ quick }) => ({ rates: [250, 500, 1000, 2000], seconds: quick ? 2 : 15 }),
   section: lagSection,
   run: (b, { rates, seconds }: { rates: number[]; seconds: number }) =>
     lagScenario(b.pool, b.systems.flashgate.maintainerUrls, rates, seconds),

@@ -209,7 +209,7 @@ async function microScenario(
 export const microCeilingsScenario = defineScenario({
   name: "micro",
   title: "micro ceilings",
-  profile: ({ quick }) => ({ requests: quick ? 5_000 : 60_000 }),
+  profile: ({ quick }) => ({ requests: quick ? 3_000 : 60_000 }),
   section: microSection,
   goals: (micro) => [
     {
