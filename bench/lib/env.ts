@@ -101,6 +101,12 @@ export function stackCpuMs(ctx: StackContext): Record<"database" | "kafka" | "co
   return { database: of("database"), kafka: of("kafka"), connect: of("connect"), redis: of("redis") };
 }
 
+/** CPU time so far (ms) of flashgate's CDC path: Connect (Debezium), Kafka and the cache-maintainers. */
+export const cdcPathCpuMs = (ctx: StackContext, maintainersCpuMs: () => number) => {
+  const { connect, kafka } = stackCpuMs(ctx);
+  return connect + kafka + maintainersCpuMs();
+};
+
 /**
  * Waits (at most `maxMs`) until the machine's cores are mostly idle over a half second: a design's
  * queued work must not be measured as the next design's — a database pool draining requests whose

@@ -1,6 +1,7 @@
 import { type FlashgateRedis, skuKeys } from "@flashgate/cache";
 import { compareSku } from "@flashgate/sync";
 import type { Pool } from "mysql2/promise";
+import { cdcPathCpuMs } from "../lib/env.ts";
 import { latencySummary, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, settledAt, unitsSold } from "../lib/sale.ts";
 import { defineScenario, type Stored } from "../lib/scenario.ts";
@@ -30,6 +31,7 @@ async function bigStock(
   redis: FlashgateRedis,
   secret: string,
   profile: BigStockProfile,
+  cdcCpuMs: () => number,
 ) {
   const tokens = mintTokens(secret, profile.users, 40_000_000);
   // A tenth of the sale first: the CDC path's JVMs are still compiling on a fresh stack, and a
@@ -51,6 +53,7 @@ async function bigStock(
     const sale = await openSale(system, pool, redis, profile.units);
     const transactionsBefore = await transactionsOf(systems, system);
     const maintainerBefore = await scrape(systems.flashgate.maintainerUrls);
+    const cdcCpuBefore = cdcCpuMs();
     process.stderr.write(`  big stock, round ${round}: ${system.name}, ${profile.requests} requests…\n`);
     let lastCreatedMs = 0;
     const started = performance.now();
@@ -80,6 +83,7 @@ async function bigStock(
             180_000,
           )
         : null;
+    const cdcCpuMsOfTurn = cdcCpuMs() - cdcCpuBefore;
     const sold = await unitsSold(pool, sale);
     // The SKU's hash holds a field per buyer: what 100,000 of them cost in Redis.
     const hashBytes =
@@ -108,6 +112,7 @@ async function bigStock(
       soldExactly: sold === profile.units,
       databaseTransactions: transactions,
       transactionsPerUnitSold: sold ? Math.round((transactions / sold) * 1000) / 1000 : null,
+      cdcCpuMs: cdcCpuMsOfTurn,
       cdc:
         system === systems.flashgate
           ? lagBetween(maintainerBefore, await scrape(systems.flashgate.maintainerUrls))
@@ -128,7 +133,10 @@ export const bigStockScenario = defineScenario({
     rounds,
   }),
   section: bigStockSection,
-  run: (b, profile: BigStockProfile) => bigStock(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+  run: (b, profile: BigStockProfile) =>
+    bigStock(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile, () =>
+      cdcPathCpuMs(b.ctx, b.systems.flashgate.maintainersCpuMs),
+    ),
 });
 
 type BigStockResult = Stored<Awaited<ReturnType<typeof bigStock>>>;
@@ -139,14 +147,14 @@ function bigStockSection(big: BigStockResult): string[] {
   const lines = [
     "## Big stock (closed loop)",
     "",
-    `One SKU with ${profile.units} units; ${profile.requests} requests from ${profile.users} users (each comes twice, with a new key) over ${profile.connections} connections, 2 server processes per design, ${roundsOf(profile.rounds)} in rotating order, after an uncounted warm-up sale per design. Orders/s is orders created over the time to the last one (for Redis-as-truth: admissions, which MySQL holds only once its writer has caught up).`,
+    `One SKU with ${profile.units} units; ${profile.requests} requests from ${profile.users} users (each comes twice, with a new key) over ${profile.connections} connections, 2 server processes per design, ${roundsOf(profile.rounds)} in rotating order, after an uncounted warm-up sale per design. Orders/s is orders created over the time to the last one (for Redis-as-truth: admissions, which MySQL holds only once its writer has caught up). CDC path CPU: Connect, Kafka and flashgate's maintainers over the turn, from the first request until MySQL (and for flashgate its cache) held every order.`,
     "",
-    "| round | system | orders/s | sold out after s | in MySQL after s | cache converged after s | req/s | 201 p50 / p99 ms | SOLD_OUT p50 / p99 ms | units sold | DB tx / unit | CDC lag p99 ms | Redis bytes / buyer |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| round | system | orders/s | sold out after s | in MySQL after s | cache converged after s | req/s | 201 p50 / p99 ms | SOLD_OUT p50 / p99 ms | units sold | DB tx / unit | CDC lag p99 ms | CDC path CPU s | Redis bytes / buyer |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of big.results)
     lines.push(
-      `| ${r.round} | ${r.system} | ${r.ordersPerSecond} | ${seconds(r.timeToSellOutMs)} | ${seconds(r.persistedAfterMs)} | ${seconds(r.cacheConvergedAfterMs)} | ${r.requestsPerSecond} | ${latencyCell(r.latencyMs["201"])} | ${latencyCell(r.latencyMs["409 SOLD_OUT"])} | ${r.unitsSold}${r.soldExactly ? "" : " ✗"} | ${r.transactionsPerUnitSold ?? "–"} | ${r.cdc?.lagP99Ms ?? "–"} | ${r.redisBytesPerBuyer ?? "–"} |`,
+      `| ${r.round} | ${r.system} | ${r.ordersPerSecond} | ${seconds(r.timeToSellOutMs)} | ${seconds(r.persistedAfterMs)} | ${seconds(r.cacheConvergedAfterMs)} | ${r.requestsPerSecond} | ${latencyCell(r.latencyMs["201"])} | ${latencyCell(r.latencyMs["409 SOLD_OUT"])} | ${r.unitsSold}${r.soldExactly ? "" : " ✗"} | ${r.transactionsPerUnitSold ?? "–"} | ${r.cdc?.lagP99Ms ?? "–"} | ${r.cdcCpuMs === undefined ? "–" : seconds(r.cdcCpuMs)} | ${r.redisBytesPerBuyer ?? "–"} |`,
     );
   const orders = (r: BigStockResult["results"][number]) => r.ordersPerSecond;
   lines.push(
