@@ -8,7 +8,7 @@ import { availableParallelism } from "node:os";
 import { redisClient, withScripts } from "@flashgate/cache";
 import { createPool } from "@flashgate/db";
 import { databaseEngines, down } from "@flashgate/stack";
-import { databaseFacts, machineFacts, startBenchStack } from "./lib/env.ts";
+import { baselinesDatabase, databaseFacts, machineFacts, startBenchStack } from "./lib/env.ts";
 import { benchRun, runCommit, runFolder, writeReport, writeResult } from "./lib/report.ts";
 import type { Bench, RunSettings } from "./lib/scenario.ts";
 import {
@@ -73,6 +73,8 @@ if (wanted("decision") && !child) {
 
 const { ctx, env } = await startBenchStack();
 const pool = createPool(env.DATABASE_URL, { connectionLimit: 16 });
+const baselinesEnv = await baselinesDatabase(ctx, env);
+const baselinesPool = createPool(baselinesEnv.DATABASE_URL, { connectionLimit: 16 });
 const engine = ctx.config.FLASHGATE_DB;
 const facts = machineFacts(await databaseFacts(pool, engine));
 process.stderr.write(
@@ -81,13 +83,16 @@ process.stderr.write(
 // MySQL 8 is what production runs; a run on another engine is kept beside it for comparison.
 const resultName = (scenario: string) => (engine === "mysql" ? scenario : `${scenario}-${engine}`);
 const redis = withScripts(redisClient(env.REDIS_URL));
-const flashgate = await startFlashgate(env, processes);
+const flashgate = await startFlashgate(env, pool, processes);
 const baselines: RunningSystem[] = [
-  await startMysqlOnly(env, processes),
-  await startRedisTruth(env, processes, "everysec"),
-  await startRedisTruth(env, processes, "always"),
+  await startMysqlOnly(baselinesEnv, baselinesPool, processes),
+  await startRedisTruth(baselinesEnv, baselinesPool, processes, "everysec"),
+  await startRedisTruth(baselinesEnv, baselinesPool, processes, "always"),
   ...(naive
-    ? [await startMysqlOnly(env, processes, true), await startRedisTruth(env, processes, "everysec", true)]
+    ? [
+        await startMysqlOnly(baselinesEnv, baselinesPool, processes, true),
+        await startRedisTruth(baselinesEnv, baselinesPool, processes, "everysec", true),
+      ]
     : []),
 ];
 const systems: Systems = { flashgate, designs: [flashgate, ...baselines], hello: await startHello() };
@@ -109,6 +114,7 @@ try {
 } finally {
   for (const system of [...systems.designs, systems.hello]) await system.stop();
   await pool.end();
+  await baselinesPool.end();
   redis.disconnect();
   if (process.env.FLASHGATE_KEEP_BENCH_STACK !== "1") await down(ctx);
 }

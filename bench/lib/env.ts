@@ -6,6 +6,7 @@ import {
   consoleProgress,
   databaseEngineOf,
   readPid,
+  runMigrations,
   type StackContext,
   sideStackHome,
   stackContext,
@@ -66,6 +67,21 @@ export async function startBenchStack(
   return { ctx, env: { ...stackEnv, ...appEnv(ctx) } };
 }
 
+/**
+ * The baselines' own database on the bench's server: flashgate's schema under another name, outside what
+ * flashgate's CDC captures. Their orders would otherwise be flashgate's CDC work (read, sent, stored,
+ * applied to flashgate's Redis) and flashgate's drift check's, done on the cores of the baseline's turn.
+ * The binlog is the server's: Debezium still reads their events and drops them, as it would any other
+ * database's on a shared server.
+ */
+export async function baselinesDatabase(ctx: StackContext, env: Record<string, string>) {
+  const database = "flashgate_baselines";
+  await runMigrations(ctx, database);
+  const url = new URL(env.DATABASE_URL);
+  url.pathname = `/${database}`;
+  return { ...env, DATABASE_URL: url.toString() };
+}
+
 const version = (command: string, args: string[]) => {
   const result = spawnSync(command, args, { encoding: "utf8" });
   return `${result.stdout}${result.stderr}`.split("\n")[0].trim() || "unknown";
@@ -101,7 +117,11 @@ export function stackCpuMs(ctx: StackContext): Record<"database" | "kafka" | "co
   return { database: of("database"), kafka: of("kafka"), connect: of("connect"), redis: of("redis") };
 }
 
-/** CPU time so far (ms) of flashgate's CDC path: Connect (Debezium), Kafka and the cache-maintainers. */
+/**
+ * CPU time so far (ms) of flashgate's CDC path: Connect (Debezium), Kafka and the cache-maintainers. In a
+ * baseline's turn it should stay near nothing: what Debezium spends reading and dropping that design's
+ * binlog events.
+ */
 export const cdcPathCpuMs = (ctx: StackContext, maintainersCpuMs: () => number) => {
   const { connect, kafka } = stackCpuMs(ctx);
   return connect + kafka + maintainersCpuMs();

@@ -14,6 +14,7 @@ export interface RunSettings {
 /** What every scenario of a run is given: the designs started once, and the bench stack. */
 export interface Bench extends RunSettings {
   systems: Systems;
+  /** flashgate's database (each design's own: `systems.designs[i].pool`). */
   pool: Pool;
   redis: FlashgateRedis;
   env: Record<string, string>;

@@ -4,12 +4,14 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { maintainerEnv, repoRoot } from "@flashgate/stack";
 import { freePort } from "@flashgate/testkit";
+import type { Pool } from "mysql2/promise";
 import { startRedisServer } from "./redis-server.ts";
 
 /** The three designs a bench compares; a design may run in several variants (a stronger, a more durable). */
 type Design = "flashgate" | "mysql-only" | "redis-as-truth";
 
-export interface RunningSystem {
+/** Servers of one kind, started by the bench. */
+export interface RunningServer {
   name: string;
   design: Design | "hello";
   /** The first process: for one-process measurements. */
@@ -19,6 +21,16 @@ export interface RunningSystem {
   /** The first process's CPU time so far (user + system, ms), from /proc. */
   cpuMs: () => number;
   stop: () => Promise<void>;
+}
+
+/**
+ * A design's servers and the database they decide in: flashgate's, or for a baseline a database of the
+ * baselines' own with flashgate's schema, which flashgate's CDC does not capture (else each baseline's
+ * turn would carry flashgate's CDC of its orders). The bench opens a design's sales and reads its
+ * orders through `pool`.
+ */
+export interface RunningSystem extends RunningServer {
+  pool: Pool;
 }
 
 async function startProcess(
@@ -68,13 +80,13 @@ export function cpuMsOf(pid: number | undefined): number {
 /** `processes` copies of one server, as a deployment runs one per core behind a balancer. */
 async function startProcesses(
   name: string,
-  design: RunningSystem["design"],
+  design: RunningServer["design"],
   entry: string,
   /** Each process's environment (the i-th), or one for all. */
   env: Record<string, string> | ((index: number) => Record<string, string>),
   readyPath: string,
   processes: number,
-): Promise<RunningSystem> {
+): Promise<RunningServer> {
   const started: Awaited<ReturnType<typeof startProcess>>[] = [];
   for (let i = 0; i < processes; i++)
     started.push(await startProcess(name, entry, typeof env === "function" ? env(i) : env, readyPath));
@@ -95,7 +107,12 @@ async function startProcesses(
  * every background task (drift check, order expiry, the CDC supervisor, the sold-out snapshot's refresh)
  * at its default.
  */
-export async function startFlashgate(env: Record<string, string>, processes: number, maintainers = 1) {
+export async function startFlashgate(
+  env: Record<string, string>,
+  pool: Pool,
+  processes: number,
+  maintainers = 1,
+) {
   const started: Awaited<ReturnType<typeof startProcess>>[] = [];
   for (let i = 0; i < maintainers; i++)
     started.push(
@@ -142,6 +159,7 @@ export async function startFlashgate(env: Record<string, string>, processes: num
   );
   return {
     ...api,
+    pool,
     /** Where each API serves /metrics. */
     metricsUrls: metricsPorts.map((port) => `http://127.0.0.1:${port}`),
     maintainerUrl: started[0].url,
@@ -164,8 +182,12 @@ export async function startFlashgate(env: Record<string, string>, processes: num
  * decide them through the purchase queue, their writers in the same processes; the CDC path is the
  * synchronous design's maintainers' on the same stack.
  */
-export async function startFlashgateQueued(env: Record<string, string>, processes: number) {
-  return startProcesses(
+export async function startFlashgateQueued(
+  env: Record<string, string>,
+  pool: Pool,
+  processes: number,
+): Promise<RunningSystem> {
+  const servers = await startProcesses(
     "flashgate, queued",
     "flashgate",
     "apps/purchase-api/src/main.ts",
@@ -173,11 +195,20 @@ export async function startFlashgateQueued(env: Record<string, string>, processe
     "/readyz",
     processes,
   );
+  return { ...servers, pool };
 }
 
-/** MySQL-only at its strongest: group commit and a memory of sold-out SKUs (`naive`: a transaction per request). */
-export const startMysqlOnly = (env: Record<string, string>, processes: number, naive = false) =>
-  startProcesses(
+/**
+ * MySQL-only at its strongest: group commit and a memory of sold-out SKUs (`naive`: a transaction per
+ * request), deciding in the database of `env`'s DATABASE_URL, which `pool` reaches.
+ */
+export async function startMysqlOnly(
+  env: Record<string, string>,
+  pool: Pool,
+  processes: number,
+  naive = false,
+): Promise<RunningSystem> {
+  const servers = await startProcesses(
     naive ? "mysql-only, naive" : "mysql-only",
     "mysql-only",
     naive ? "bench/baselines/mysql-only.ts" : "bench/baselines/mysql-group-commit.ts",
@@ -185,6 +216,8 @@ export const startMysqlOnly = (env: Record<string, string>, processes: number, n
     "/stats",
     processes,
   );
+  return { ...servers, pool };
+}
 
 /**
  * Redis-as-truth on a Redis of its own that syncs its append-only file `appendfsync` (everysec as the
@@ -193,6 +226,7 @@ export const startMysqlOnly = (env: Record<string, string>, processes: number, n
  */
 export async function startRedisTruth(
   env: Record<string, string>,
+  pool: Pool,
   processes: number,
   appendfsync: "everysec" | "always",
   naive = false,
@@ -213,6 +247,7 @@ export async function startRedisTruth(
   );
   return {
     ...system,
+    pool,
     stop: async () => {
       await system.stop();
       await redis.stop();
@@ -228,5 +263,5 @@ export interface Systems {
   flashgate: Awaited<ReturnType<typeof startFlashgate>>;
   /** flashgate and every baseline a scenario compares it with, in the order of a round's first turn. */
   designs: RunningSystem[];
-  hello: RunningSystem;
+  hello: RunningServer;
 }

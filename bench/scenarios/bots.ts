@@ -1,5 +1,4 @@
 import type { FlashgateRedis } from "@flashgate/cache";
-import type { Pool } from "mysql2/promise";
 import { type Latency, latencySummary, runLoad, serverErrorsOf } from "../lib/load.ts";
 import { runOpenLoad } from "../lib/open-loop.ts";
 import { mintTokens, purchaseRequest } from "../lib/sale.ts";
@@ -27,13 +26,7 @@ export interface BotsProfile {
  * units last about half the window. Where the designs differ is what a bot's request costs: the new
  * buyers' answer times beside them, and the database transactions the window took.
  */
-async function bots(
-  systems: Systems,
-  pool: Pool,
-  redis: FlashgateRedis,
-  secret: string,
-  profile: BotsProfile,
-) {
+async function bots(systems: Systems, redis: FlashgateRedis, secret: string, profile: BotsProfile) {
   const arrivals = profile.rate * profile.seconds;
   const newBuyers = Math.ceil(arrivals / 10);
   const units = profile.botUsers + Math.ceil(newBuyers / 2);
@@ -43,13 +36,12 @@ async function bots(
   const results = [];
   for await (const { round, place, system } of designRounds(
     systems,
-    pool,
     redis,
     secret,
     warmUpSize,
     profile.rounds,
   )) {
-    const sale = await openSale(system, pool, redis, units);
+    const sale = await openSale(system, redis, units);
     const firstKey = (bot: number) => `bot-${sale.activityId}-${bot}`;
     // The bots' own purchases, before the window opens.
     await runLoad(system.urls, profile.botUsers, Math.min(50, profile.botUsers), (i) =>
@@ -107,7 +99,7 @@ export const botsScenario = defineScenario({
     rounds,
   }),
   section: botsSection,
-  run: (b, profile: BotsProfile) => bots(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+  run: (b, profile: BotsProfile) => bots(b.systems, b.redis, b.env.AUTH_JWT_SECRET, profile),
 });
 
 /** Nine requests in ten from users who already bought, beside new buyers, while stock lasts. */

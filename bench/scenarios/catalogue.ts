@@ -95,12 +95,8 @@ async function skuMemory(redis: FlashgateRedis, activityId: number, skus: number
 }
 
 /** The catalogue made ready the way each design does it: CDC for flashgate, a copy for Redis-as-truth. */
-export async function openCatalogue(
-  system: RunningSystem,
-  pool: Pool,
-  redis: FlashgateRedis,
-  profile: CatalogueProfile,
-) {
+export async function openCatalogue(system: RunningSystem, redis: FlashgateRedis, profile: CatalogueProfile) {
+  const { pool } = system;
   const { activityId } = newSale();
   await createCatalogue(pool, activityId, profile.skus, profile.unitsPerSku);
   if (system.design === "flashgate" && !(await allCached(pool, redis, activityId, profile.skus, 120_000)))
@@ -120,7 +116,6 @@ export async function openCatalogue(
  */
 async function catalogue(
   systems: Systems,
-  pool: Pool,
   redis: FlashgateRedis,
   secret: string,
   profile: CatalogueProfile & { rounds: number },
@@ -128,7 +123,7 @@ async function catalogue(
   const tokens = mintTokens(secret, profile.users, 50_000_000);
   const { skuOf, userOf } = demand(profile);
 
-  const stormSale = await cachedSale(pool, redis, 1000);
+  const stormSale = await cachedSale(systems.flashgate.pool, redis, 1000);
   process.stderr.write(`  catalogue: flashgate's single-SKU storm, ${profile.requests} requests…\n`);
   const stormCpuBefore = machineBusyMs();
   const storm = await runLoad(systems.flashgate.urls, profile.requests, profile.connections, (i) =>
@@ -143,8 +138,8 @@ async function catalogue(
     connections: profile.connections,
   };
   const results: (Awaited<ReturnType<typeof sellCatalogue>> & { round?: number; place?: number })[] = [];
-  const run = { systems, pool, redis, profile, tokens, skuOf, userOf };
-  for await (const turn of designRounds(systems, pool, redis, secret, warmUpSize, profile.rounds))
+  const run = { systems, redis, profile, tokens, skuOf, userOf };
+  for await (const turn of designRounds(systems, redis, secret, warmUpSize, profile.rounds))
     results.push({ round: turn.round, place: turn.place, ...(await sellCatalogue(run, turn.system)) });
   // One account sending a key it used on one SKU to the others, as fast as the rate limit lets it.
   const [looper] = mintTokens(secret, 1, 90_000_000);
@@ -163,7 +158,6 @@ async function catalogue(
 
 interface CatalogueRun {
   systems: Systems;
-  pool: Pool;
   redis: FlashgateRedis;
   profile: CatalogueProfile;
   tokens: string[];
@@ -185,8 +179,9 @@ const answerCounts = (load: LoadResult) =>
  * load is done: each such request reaches MySQL, which must turn it away without costing its batch.
  */
 async function sellCatalogue(run: CatalogueRun, system: RunningSystem, looper?: string) {
-  const { systems, pool, redis, profile, tokens, skuOf, userOf } = run;
-  const activityId = await openCatalogue(system, pool, redis, profile);
+  const { systems, redis, profile, tokens, skuOf, userOf } = run;
+  const { pool } = system;
+  const activityId = await openCatalogue(system, redis, profile);
   const memoryLoaded = system === systems.flashgate ? await skuMemory(redis, activityId, profile.skus) : 0;
   const maintainerBefore = await scrape(systems.flashgate.maintainerUrls);
   const transactionsBefore = await transactionsOf(systems, system);
@@ -308,7 +303,7 @@ export const catalogueScenario = defineScenario({
   }),
   section: catalogueSection,
   run: (b, profile: CatalogueProfile & { rounds: number }) =>
-    catalogue(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+    catalogue(b.systems, b.redis, b.env.AUTH_JWT_SECRET, profile),
 });
 
 type CatalogueResult = Stored<Awaited<ReturnType<typeof catalogue>>>;

@@ -1,6 +1,6 @@
 import { type FlashgateRedis, skuKeys } from "@flashgate/cache";
 import { eventually } from "@flashgate/testkit";
-import type { Pool, RowDataPacket } from "mysql2/promise";
+import type { RowDataPacket } from "mysql2/promise";
 import { runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import { defineScenario, type Stored } from "../lib/scenario.ts";
@@ -15,7 +15,6 @@ import { redisTruthStock } from "./storm.ts";
  */
 async function driftScenario(
   systems: Systems,
-  pool: Pool,
   redis: FlashgateRedis,
   secret: string,
   windowS: number,
@@ -23,8 +22,9 @@ async function driftScenario(
 ) {
   const results = [];
   const warmUp = { units: 20, requests: 100, connections: 10 };
-  for await (const { round, place, system } of designRounds(systems, pool, redis, secret, warmUp, rounds)) {
-    const sale = await openSale(system, pool, redis, 200);
+  for await (const { round, place, system } of designRounds(systems, redis, secret, warmUp, rounds)) {
+    const { pool } = system;
+    const sale = await openSale(system, redis, 200);
     const first = mintTokens(secret, 400, 20_000_000);
     await runLoad(system.urls, 400, 20, (i) => purchaseRequest(sale, first[i], `d1-${sale.activityId}-${i}`));
     // Every sale in MySQL first (Redis-as-truth writes its orders asynchronously).
@@ -106,7 +106,7 @@ export const driftBenchScenario = defineScenario({
   profile: ({ quick, rounds }) => ({ windowS: quick ? 3 : 15, rounds }),
   section: driftSection,
   run: (b, { windowS, rounds }: { windowS: number; rounds: number }) =>
-    driftScenario(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, windowS, rounds),
+    driftScenario(b.systems, b.redis, b.env.AUTH_JWT_SECRET, windowS, rounds),
 });
 
 /** Raw-SQL changes during a sale: how soon returned units sell. */

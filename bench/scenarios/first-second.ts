@@ -1,5 +1,4 @@
 import type { FlashgateRedis } from "@flashgate/cache";
-import type { Pool } from "mysql2/promise";
 import { percentile, serverErrorsOf } from "../lib/load.ts";
 import { runOpenLoad } from "../lib/open-loop.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, settledAt, unitsSold } from "../lib/sale.ts";
@@ -26,7 +25,6 @@ export interface FirstSecondProfile {
  */
 async function firstSecond(
   systems: Systems,
-  pool: Pool,
   redis: FlashgateRedis,
   secret: string,
   profile: FirstSecondProfile,
@@ -38,13 +36,13 @@ async function firstSecond(
   const results = [];
   for await (const { round, place, system } of designRounds(
     systems,
-    pool,
     redis,
     secret,
     warmUpSize,
     profile.rounds,
   )) {
-    const sale = await openSale(system, pool, redis, profile.units);
+    const { pool } = system;
+    const sale = await openSale(system, redis, profile.units);
     const transactionsBefore = await transactionsOf(systems, system);
     process.stderr.write(
       `  first second, round ${round}: ${system.name}, ${profile.arrivals} buyers in 1 s for ${profile.units} units…\n`,
@@ -121,8 +119,7 @@ export const firstSecondScenario = defineScenario({
       atMost: true,
     },
   ],
-  run: (b, profile: FirstSecondProfile) =>
-    firstSecond(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+  run: (b, profile: FirstSecondProfile) => firstSecond(b.systems, b.redis, b.env.AUTH_JWT_SECRET, profile),
 });
 
 /** A fresh SKU and twenty times its units in buyers within one second, on each design. */

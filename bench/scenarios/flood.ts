@@ -1,7 +1,6 @@
 import { cpus } from "node:os";
 import { Worker } from "node:worker_threads";
 import type { FlashgateRedis } from "@flashgate/cache";
-import type { Pool } from "mysql2/promise";
 import { machineBusyMs } from "../lib/env.ts";
 import type { FloodOrder, FloodResult } from "../lib/flood-worker.ts";
 import { latencySummary, runLoad } from "../lib/load.ts";
@@ -61,27 +60,21 @@ async function startFlood(order: FloodOrder) {
  * purchases fall from thousands to hundreds per second beside either flood), which only a limit in
  * front of the API meets.
  */
-async function floodScenario(
-  systems: Systems,
-  pool: Pool,
-  redis: FlashgateRedis,
-  secret: string,
-  profile: FloodProfile,
-) {
+async function floodScenario(systems: Systems, redis: FlashgateRedis, secret: string, profile: FloodProfile) {
   const system = systems.flashgate;
   const conditions: Condition[] = ["quiet", "known", "unknown"];
   const created: Record<Condition, number[]> = { quiet: [], known: [], unknown: [] };
   const rounds = [];
   let firstUser = 40_000_000;
   // An uncounted sale first, as in the storm: the first measured condition must not pay for warming up.
-  const warmUp = await openSale(system, pool, redis, profile.units);
+  const warmUp = await openSale(system, redis, profile.units);
   const warmUpTokens = mintTokens(secret, profile.users, 39_000_000);
   await runLoad(system.urls, profile.requests, profile.connections, (i) =>
     purchaseRequest(warmUp, warmUpTokens[i % profile.users], `flood-warm-${warmUp.activityId}-${i}`),
   );
   for (let round = 0; round < profile.rounds; round++) {
     for (const condition of [...conditions.slice(round % 3), ...conditions.slice(0, round % 3)]) {
-      const sale = await openSale(system, pool, redis, profile.units);
+      const sale = await openSale(system, redis, profile.units);
       const tokens = mintTokens(secret, profile.users, firstUser);
       firstUser += profile.users;
       const stopFlood =
@@ -120,7 +113,7 @@ async function floodScenario(
         condition,
         purchasesPerSecond: Math.round(load.offeredPerSecond),
         answered: load.answered,
-        unitsSold: await unitsSold(pool, sale),
+        unitsSold: await unitsSold(system.pool, sale),
         purchaseLatencyMs: latencySummary(load.latencies),
         timedOut: load.timedOut,
         machineBusyShare: Math.round((machineBusy / (elapsedMs * cpus().length)) * 100) / 100,
@@ -181,8 +174,7 @@ export const floodBenchScenario = defineScenario({
       atMost: true,
     },
   ],
-  run: (b, profile: FloodProfile) =>
-    floodScenario(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+  run: (b, profile: FloodProfile) => floodScenario(b.systems, b.redis, b.env.AUTH_JWT_SECRET, profile),
 });
 
 /** Purchases quiet, beside a flood of views of a known SKU, and beside a flood of unknown ids. */

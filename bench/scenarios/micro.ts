@@ -6,7 +6,7 @@ import type { Pool } from "mysql2/promise";
 import { type LoadRequest, runLoad } from "../lib/load.ts";
 import { createSale, mintTokens, newSale, purchaseRequest } from "../lib/sale.ts";
 import { defineScenario, type Stored } from "../lib/scenario.ts";
-import type { RunningSystem, Systems } from "../lib/systems.ts";
+import type { RunningServer, Systems } from "../lib/systems.ts";
 
 function redisBenchmark(url: URL, requests: number, command: string[]): number {
   const output = execFileSync(
@@ -132,7 +132,7 @@ async function microScenario(
     // The same request (headers and body) to both servers: hello simply ignores it. Who goes first
     // alternates, so a drift in the machine's speed does not always favour the same one.
     // Beside the rates, each server's own CPU per request (from /proc): what a request costs it.
-    const measured = async (system: RunningSystem, next: (i: number) => LoadRequest) => {
+    const measured = async (system: RunningServer, next: (i: number) => LoadRequest) => {
       const cpuBefore = system.cpuMs();
       const load = await runLoad(system.url, requests, 100, next);
       return { load, cpuUsPerRequest: ((system.cpuMs() - cpuBefore) * 1000) / requests };

@@ -1,5 +1,4 @@
 import type { FlashgateRedis } from "@flashgate/cache";
-import type { Pool } from "mysql2/promise";
 import { machineSettled } from "../lib/env.ts";
 import type { LoadRequest } from "../lib/load.ts";
 import { type Ceiling, findCeiling, laterRoundFactor, runOpenLoad, searchStart } from "../lib/open-loop.ts";
@@ -49,18 +48,11 @@ type Prepare = (system: RunningSystem, rate: number) => Promise<(index: number) 
  * Every step sells a fresh sale, big enough to last it where orders are the point. Three rounds, the
  * designs' order rotated each round; ratios are taken within a round.
  */
-async function openLoop(
-  systems: Systems,
-  pool: Pool,
-  redis: FlashgateRedis,
-  secret: string,
-  profile: OpenLoopProfile,
-) {
+async function openLoop(systems: Systems, redis: FlashgateRedis, secret: string, profile: OpenLoopProfile) {
   const perStep = Math.ceil((profile.maxRate * (profile.warmupMs + profile.stepMs)) / 1000);
   const tokens = mintTokens(secret, Math.min(perStep, 300_000), 60_000_000);
   for await (const _ of designRounds(
     systems,
-    pool,
     redis,
     secret,
     { units: 500, requests: 5000, connections: 100 },
@@ -85,7 +77,7 @@ async function openLoop(
       measured: (label) => label === "201" || label.startsWith("409"),
       prepare: async (system, rate) => {
         const units = Math.ceil(arrivals(rate) * profile.stormUnitShare);
-        const sale = await openSale(system, pool, redis, units);
+        const sale = await openSale(system, redis, units);
         return (i) => purchaseRequest(sale, tokens[i % tokens.length], `ol-storm-${sale.activityId}-${i}`);
       },
     },
@@ -93,7 +85,7 @@ async function openLoop(
     bigstock: {
       measured: (label) => label === "201",
       prepare: async (system, rate) => {
-        const sale = await openSale(system, pool, redis, arrivals(rate));
+        const sale = await openSale(system, redis, arrivals(rate));
         return (i) => purchaseRequest(sale, tokens[i % tokens.length], `ol-big-${sale.activityId}-${i}`);
       },
     },
@@ -101,7 +93,7 @@ async function openLoop(
     catalogue: {
       measured: (label) => label === "201",
       prepare: async (system) => {
-        const activityId = await openCatalogue(system, pool, redis, catalogueProfile);
+        const activityId = await openCatalogue(system, redis, catalogueProfile);
         return (i) =>
           purchaseRequest({ activityId, skuId: skuOf[i] }, tokens[userOf[i]], `ol-cat-${activityId}-${i}`);
       },
@@ -119,7 +111,7 @@ async function openLoop(
         process.stderr.write(`  open loop, ${name}, round ${round + 1}: ${system.name}\n`);
         const ceiling = await findCeiling(
           async (rate) => {
-            await retireSales(pool);
+            await retireSales(systems.flashgate.pool);
             const request = await scenario.prepare(system, rate);
             await machineSettled();
             return runOpenLoad(
@@ -218,7 +210,7 @@ export const openLoopScenario = defineScenario({
       },
     ];
   },
-  run: (b, profile: OpenLoopProfile) => openLoop(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+  run: (b, profile: OpenLoopProfile) => openLoop(b.systems, b.redis, b.env.AUTH_JWT_SECRET, profile),
 });
 
 /** An open-loop ceiling per scenario and round: the last rate that held. */

@@ -21,11 +21,14 @@ export async function cachedSale(pool: Pool, redis: FlashgateRedis, units: numbe
   return sale;
 }
 
-/** A fresh sale in MySQL, made ready the way each design does it: CDC for flashgate, a copy for Redis-as-truth. */
-export async function openSale(system: RunningSystem, pool: Pool, redis: FlashgateRedis, units: number) {
-  if (system.design === "flashgate") return cachedSale(pool, redis, units);
+/**
+ * A fresh sale in the design's database, made ready the way each design does it: CDC for flashgate, a
+ * copy for Redis-as-truth.
+ */
+export async function openSale(system: RunningSystem, redis: FlashgateRedis, units: number) {
+  if (system.design === "flashgate") return cachedSale(system.pool, redis, units);
   const sale = newSale();
-  await createSale(pool, sale, units);
+  await createSale(system.pool, sale, units);
   // Every process's writer watches the sale's queue.
   if (system.design === "redis-as-truth")
     for (const url of system.urls)
@@ -39,14 +42,13 @@ export async function openSale(system: RunningSystem, pool: Pool, redis: Flashga
  */
 async function warmUp(
   system: RunningSystem,
-  pool: Pool,
   redis: FlashgateRedis,
   secret: string,
   size: { units: number; requests: number; connections: number },
 ) {
   // Users of their own (each comes twice): the measured sale still meets every one of its users first.
   const tokens = mintTokens(secret, Math.ceil(size.requests / 2), 30_000_000);
-  const sale = await openSale(system, pool, redis, size.units);
+  const sale = await openSale(system, redis, size.units);
   await runLoad(system.urls, size.requests, size.connections, (i) =>
     purchaseRequest(sale, tokens[i % tokens.length], `warm-${sale.activityId}-${i}`),
   );
@@ -66,7 +68,6 @@ export interface Turn {
  */
 export async function* designRounds(
   systems: Systems,
-  pool: Pool,
   redis: FlashgateRedis,
   secret: string,
   size: { units: number; requests: number; connections: number },
@@ -77,10 +78,10 @@ export async function* designRounds(
   for (let round = 1; round <= rounds; round++)
     for (let place = 1; place <= designs.length; place++) {
       const system = designs[(place - 1 + round - 1) % designs.length];
-      await retireSales(pool);
+      await retireSales(systems.flashgate.pool);
       await machineSettled();
       if (!warm.has(system)) {
-        await warmUp(system, pool, redis, secret, size);
+        await warmUp(system, redis, secret, size);
         warm.add(system);
         await machineSettled();
       }

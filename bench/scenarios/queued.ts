@@ -1,5 +1,4 @@
 import { type FlashgateRedis, skuKeys } from "@flashgate/cache";
-import type { Pool } from "mysql2/promise";
 import { machineSettled } from "../lib/env.ts";
 import { percentile } from "../lib/load.ts";
 import {
@@ -48,7 +47,6 @@ type QueuedCeiling = Ceiling & { design: RunningSystem["design"]; atCeiling: AtC
 async function queuedScenario(
   systems: Systems,
   queued: RunningSystem,
-  pool: Pool,
   redis: FlashgateRedis,
   secret: string,
   profile: QueuedProfile,
@@ -64,8 +62,9 @@ async function queuedScenario(
 
   /** One load at `rate` on a fresh sale with a unit for every arrival. */
   async function sell(system: RunningSystem, rate: number, warmupMs: number) {
-    await retireSales(pool);
-    const sale = await openSale(system, pool, redis, Math.ceil((rate * (warmupMs + profile.stepMs)) / 1000));
+    const { pool } = system;
+    await retireSales(systems.flashgate.pool);
+    const sale = await openSale(system, redis, Math.ceil((rate * (warmupMs + profile.stepMs)) / 1000));
     await machineSettled();
     const called = performance.now();
     let origin: number | undefined;
@@ -114,7 +113,6 @@ async function queuedScenario(
   }[] = [];
   for await (const { round, system } of designRounds(
     systems,
-    pool,
     redis,
     secret,
     warmUpSize,
@@ -254,9 +252,9 @@ export const queuedAdmissionScenario = defineScenario({
   section: queuedSection,
   goals: queuedGoals,
   run: async (b, profile: QueuedProfile) => {
-    const queued = await startFlashgateQueued(b.env, b.processes);
+    const queued = await startFlashgateQueued(b.env, b.pool, b.processes);
     try {
-      return await queuedScenario(b.systems, queued, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile);
+      return await queuedScenario(b.systems, queued, b.redis, b.env.AUTH_JWT_SECRET, profile);
     } finally {
       await queued.stop();
     }

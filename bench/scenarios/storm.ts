@@ -4,7 +4,6 @@ import type { FlashgateRedis } from "@flashgate/cache";
 import { compareSku } from "@flashgate/sync";
 import { parsePrometheus, sumOf } from "@flashgate/telemetry/scrape";
 import { eventually } from "@flashgate/testkit";
-import type { Pool } from "mysql2/promise";
 import { latencySummaryWithAll, runLoad } from "../lib/load.ts";
 import { databaseAvailable, mintTokens, purchaseRequest, unitsSold } from "../lib/sale.ts";
 import { defineScenario, type Stored } from "../lib/scenario.ts";
@@ -55,13 +54,7 @@ export const transactionsOf = async (systems: Systems, system: RunningSystem) =>
 };
 
 /** 1,000 units, 100,000 requests from 20,000 users, as fast as the machine allows, for each design, each round. */
-async function storm(
-  systems: Systems,
-  pool: Pool,
-  redis: FlashgateRedis,
-  secret: string,
-  profile: StormProfile,
-) {
+async function storm(systems: Systems, redis: FlashgateRedis, secret: string, profile: StormProfile) {
   const tokens = mintTokens(secret, profile.users, 10_000_000);
   const results = [];
   const warmUpSize = {
@@ -71,13 +64,13 @@ async function storm(
   };
   for await (const { round, place, system } of designRounds(
     systems,
-    pool,
     redis,
     secret,
     warmUpSize,
     profile.rounds,
   )) {
-    const sale = await openSale(system, pool, redis, profile.units);
+    const { pool } = system;
+    const sale = await openSale(system, redis, profile.units);
     const before = await transactionsOf(systems, system);
     process.stderr.write(`  storm, round ${round}: ${system.name}, ${profile.requests} requests…\n`);
     const load = await runLoad(system.urls, profile.requests, profile.connections, (i) =>
@@ -139,7 +132,7 @@ export const stormScenario = defineScenario({
     rounds,
   }),
   section: stormSections,
-  run: (b, profile: StormProfile) => storm(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+  run: (b, profile: StormProfile) => storm(b.systems, b.redis, b.env.AUTH_JWT_SECRET, profile),
 });
 
 type StormResult = Stored<Awaited<ReturnType<typeof storm>>>;

@@ -154,7 +154,7 @@ export const topologyBenchScenario = defineScenario({
     const clusterPool = createPool(cluster.env.DATABASE_URL, { connectionLimit: 16 });
     const clusterRedis = withScripts(redisClient(cluster.env.REDIS_URL));
     // The same API processes as the single topology's, and two maintainers in one group.
-    const clusterFlashgate = await startFlashgate(cluster.env, b.processes, 2);
+    const clusterFlashgate = await startFlashgate(cluster.env, clusterPool, b.processes, 2);
     try {
       return await topologyScenario(
         {

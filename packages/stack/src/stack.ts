@@ -160,12 +160,15 @@ function checkEngine(ctx: StackContext) {
   writeFileSync(paths.engine, `${config.FLASHGATE_DB}\n`);
 }
 
-export async function runMigrations(ctx: StackContext) {
-  const step = ctx.progress.step("schema migrations");
+/** Migrates the sale database (or `database`, a copy of its schema: the bench's baselines have one). */
+export async function runMigrations(ctx: StackContext, database = databaseName) {
+  const step = ctx.progress.step(
+    database === databaseName ? "schema migrations" : `schema migrations of ${database}`,
+  );
   const admin = await adminConnection(ctx);
   try {
     const { applied } = await migrate(admin, {
-      database: databaseName,
+      database,
       appUser: { name: appDbUser, password: ctx.secrets.appDbPassword },
       maintainerUser: { name: maintainerDbUser, password: ctx.secrets.maintainerDbPassword },
       debeziumUser: { name: debeziumDbUser, password: ctx.secrets.debeziumDbPassword },
