@@ -99,7 +99,7 @@ const systems: Systems = { flashgate, designs: [flashgate, ...baselines], hello:
 const save = (scenario: string, data: object) =>
   process.stderr.write(`  → ${writeResult(folder, resultName(scenario), { facts, ...data })}\n`);
 const run: RunSettings = { quick, rounds, processes };
-const bench: Bench = { ...run, systems, pool, redis, env, ctx };
+const bench: Bench = { ...run, systems, redis, env, ctx };
 
 try {
   for (const scenario of scenarios) {

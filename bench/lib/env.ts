@@ -119,8 +119,8 @@ export function stackCpuMs(ctx: StackContext): Record<"database" | "kafka" | "co
 
 /**
  * CPU time so far (ms) of flashgate's CDC path: Connect (Debezium), Kafka and the cache-maintainers. In a
- * baseline's turn it should stay near nothing: what Debezium spends reading and dropping that design's
- * binlog events.
+ * baseline's turn it is what the path spends with none of that design's orders to carry: its own idle work
+ * and Debezium reading past the design's binlog events.
  */
 export const cdcPathCpuMs = (ctx: StackContext, maintainersCpuMs: () => number) => {
   const { connect, kafka } = stackCpuMs(ctx);

@@ -1,6 +1,5 @@
 import type { FlashgateRedis } from "@flashgate/cache";
 import type { StackContext } from "@flashgate/stack";
-import type { Pool } from "mysql2/promise";
 import type { Systems } from "./systems.ts";
 import type { Results } from "./tables.ts";
 
@@ -14,8 +13,6 @@ export interface RunSettings {
 /** What every scenario of a run is given: the designs started once, and the bench stack. */
 export interface Bench extends RunSettings {
   systems: Systems;
-  /** flashgate's database (each design's own: `systems.designs[i].pool`). */
-  pool: Pool;
   redis: FlashgateRedis;
   env: Record<string, string>;
   ctx: StackContext;

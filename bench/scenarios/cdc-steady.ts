@@ -111,7 +111,8 @@ export const cdcSteadyScenario = defineScenario({
       target: 20_000,
     },
   ],
-  run: (b, profile: SustainedProfile) => cdcSustained(b.systems, b.pool, profile, () => stackCpuMs(b.ctx)),
+  run: (b, profile: SustainedProfile) =>
+    cdcSustained(b.systems, b.systems.flashgate.pool, profile, () => stackCpuMs(b.ctx)),
 });
 
 /** The pipeline held at steady rates: lag and CPU per event at each. */

@@ -197,7 +197,8 @@ export const cdcBurstScenario = defineScenario({
       target: 20_000,
     },
   ],
-  run: (b, profile: CdcProfile) => cdcScenario(b.systems, b.pool, b.env, profile, () => stackCpuMs(b.ctx)),
+  run: (b, profile: CdcProfile) =>
+    cdcScenario(b.systems, b.systems.flashgate.pool, b.env, profile, () => stackCpuMs(b.ctx)),
 });
 
 /** A burst of order rows through each CDC stage alone, then through the whole pipeline. */

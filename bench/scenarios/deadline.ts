@@ -126,7 +126,8 @@ export const deadlineScenario = defineScenario({
       ? { orders: 2_000, skus: 20, buyersPerSecond: 500, buyingMs: 5_000 }
       : { orders: 50_000, skus: 100, buyersPerSecond: 2000, buyingMs: 120_000 },
   section: deadlineSection,
-  run: (b, profile: ExpiryProfile) => massExpiry(b.systems, b.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
+  run: (b, profile: ExpiryProfile) =>
+    massExpiry(b.systems, b.systems.flashgate.pool, b.redis, b.env.AUTH_JWT_SECRET, profile),
 });
 
 /** A sold-out sale's PENDING orders all due at once, and the buyers who get their units. */

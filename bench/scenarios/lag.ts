@@ -115,7 +115,7 @@ export const cdcLagScenario = defineScenario({
   profile: ({ quick }) => ({ rates: [250, 500, 1000, 2000], seconds: quick ? 2 : 15 }),
   section: lagSection,
   run: (b, { rates, seconds }: { rates: number[]; seconds: number }) =>
-    lagScenario(b.pool, b.systems.flashgate.maintainerUrls, rates, seconds),
+    lagScenario(b.systems.flashgate.pool, b.systems.flashgate.maintainerUrls, rates, seconds),
 });
 
 /** CDC lag by write rate; draws bench/lag.svg. */

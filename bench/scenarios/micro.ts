@@ -219,7 +219,14 @@ export const microCeilingsScenario = defineScenario({
     },
   ],
   run: (b, { requests }: { requests: number }) =>
-    microScenario(b.systems, b.pool, b.redis, b.env.REDIS_URL, b.env.AUTH_JWT_SECRET, requests),
+    microScenario(
+      b.systems,
+      b.systems.flashgate.pool,
+      b.redis,
+      b.env.REDIS_URL,
+      b.env.AUTH_JWT_SECRET,
+      requests,
+    ),
 });
 
 /** The micro ceilings: the Lua call against PING, the HTTP rejection against hello. */

@@ -252,7 +252,7 @@ export const queuedAdmissionScenario = defineScenario({
   section: queuedSection,
   goals: queuedGoals,
   run: async (b, profile: QueuedProfile) => {
-    const queued = await startFlashgateQueued(b.env, b.pool, b.processes);
+    const queued = await startFlashgateQueued(b.env, b.systems.flashgate.pool, b.processes);
     try {
       return await queuedScenario(b.systems, queued, b.redis, b.env.AUTH_JWT_SECRET, profile);
     } finally {

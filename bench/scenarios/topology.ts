@@ -161,7 +161,7 @@ export const topologyBenchScenario = defineScenario({
           topology: "single",
           urls: b.systems.flashgate.urls,
           maintainerUrls: b.systems.flashgate.maintainerUrls,
-          pool: b.pool,
+          pool: b.systems.flashgate.pool,
           redis: b.redis,
           secret: b.env.AUTH_JWT_SECRET,
         },
