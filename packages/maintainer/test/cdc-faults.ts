@@ -5,16 +5,19 @@ import { connectClient, isRunning } from "@flashgate/connect";
 import { serverErrors } from "@flashgate/db";
 import { adminConnection } from "@flashgate/stack";
 import {
+  type AppProcess,
   cachedAvailable,
   type clients,
   createSale,
   eventually,
   expectConverged,
   freshIds,
+  maintainerMetric,
   stackEnv,
   testContext,
   testEngine,
 } from "@flashgate/testkit";
+import { type ApiHarness, soldOutSale } from "@flashgate/testkit/purchase-api";
 import { expect } from "vitest";
 
 export const connector = "flashgate-sale";
@@ -98,4 +101,33 @@ export async function failTaskByWrongPassword(c: ReturnType<typeof clients>) {
     { timeoutMs: 60_000, intervalMs: 250 },
   );
   return sale;
+}
+
+/**
+ * Sells a SKU out, breaks CDC (`breakCdc`, which the caller restores), waits until the maintainer sees the
+ * stall, restocks by raw SQL: the ms until a buyer got 201. Nobody is told anything untrue meanwhile.
+ */
+export async function restockSoldFromMysql(
+  c: ReturnType<typeof clients>,
+  api: ApiHarness,
+  maintainer: AppProcess,
+  breakCdc: () => Promise<void>,
+): Promise<number> {
+  const sale = await soldOutSale(c, api);
+  await breakCdc();
+  // The stall is seen first, so the restock cannot have come through CDC.
+  await eventually(async () => expect(await maintainerMetric(maintainer, "flashgate_cdc_stalled")).toBe(1), {
+    timeoutMs: 60_000,
+  });
+  await setAvailable(c, sale, 1);
+  const restocked = Date.now();
+  await eventually(async () => expect((await api.purchase(2, sale)).status).toBe(201), {
+    timeoutMs: 30_000,
+    intervalMs: 100,
+  });
+  const tookMs = Date.now() - restocked;
+  // The unit went to one buyer, MySQL agrees, the next is refused.
+  expect((await api.purchase(3, sale)).body.code).toBe("SOLD_OUT");
+  await expectConverged(c, sale.activityId, sale.skuId);
+  return tookMs;
 }

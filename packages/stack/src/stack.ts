@@ -220,21 +220,33 @@ export async function registerConnector(ctx: StackContext) {
   step.done(`${changed ? "registered" : "unchanged"}${failed ? ", restarted" : ""}, RUNNING`);
 }
 
-/** Stops by recorded pid, apps first so nothing writes into a stopping database. */
+/**
+ * Stops by recorded pid, apps first so nothing writes into a stopping database: one kind after another
+ * (apps, Connect, Kafka, Redis, the database tier), the instances of a kind at once.
+ */
 export async function down(
   ctx: StackContext,
   options: { purge?: boolean; only?: string[] } = {},
 ): Promise<string[]> {
   const stopped: string[] = [];
+  const kinds = new Map<string, Component[]>();
   for (const component of [...apps(ctx).reverse(), ...infrastructure(ctx).reverse()]) {
     if (options.only && !options.only.includes(component.name)) continue;
-    const step = ctx.progress.step(`stopping ${component.name}`);
-    if (await stopDaemon(ctx.paths.pids, component.name)) {
-      stopped.push(component.name);
-      step.done();
-    } else {
-      step.done("was not running");
-    }
+    const kind = component.name.replace(/-\d+$/, "");
+    kinds.set(kind, [...(kinds.get(kind) ?? []), component]);
+  }
+  for (const components of kinds.values()) {
+    await Promise.all(
+      components.map(async (component) => {
+        const step = ctx.progress.step(`stopping ${component.name}`);
+        if (await stopDaemon(ctx.paths.pids, component.name)) {
+          stopped.push(component.name);
+          step.done();
+        } else {
+          step.done("was not running");
+        }
+      }),
+    );
   }
   if (options.purge) {
     // State goes; the jar cache (fetched once per machine) stays.
