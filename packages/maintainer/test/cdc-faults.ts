@@ -1,9 +1,11 @@
 // The real faults the CDC healing tests cause (a wrong password, a reset binlog) and their checks.
 
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { cdcKeys } from "@flashgate/cache";
 import { connectClient, isRunning } from "@flashgate/connect";
 import { serverErrors } from "@flashgate/db";
-import { adminConnection } from "@flashgate/stack";
+import { adminConnection, repoRoot } from "@flashgate/stack";
 import {
   type AppProcess,
   cachedAvailable,
@@ -14,11 +16,12 @@ import {
   freshIds,
   maintainerMetric,
   stackEnv,
+  startMaintainer,
   testContext,
   testEngine,
 } from "@flashgate/testkit";
-import { type ApiHarness, soldOutSale } from "@flashgate/testkit/purchase-api";
-import { expect } from "vitest";
+import { type ApiHarness, soldOutSale, startApi } from "@flashgate/testkit/purchase-api";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
 
 export const connector = "flashgate-sale";
 
@@ -130,4 +133,38 @@ export async function restockSoldFromMysql(
   expect((await api.purchase(3, sale)).body.code).toBe("SOLD_OUT");
   await expectConverged(c, sale.activityId, sale.skuId);
   return tookMs;
+}
+
+/**
+ * Called inside a describe: a maintainer and an API for its tests; after each test, the fault it left in
+ * `broken` restored and a change seen flowing through CDC; at the end, `timings` written to
+ * test-artifacts/<artifact>.
+ */
+export function cdcOutageFixture(
+  c: ReturnType<typeof clients>,
+  timings: Record<string, number>,
+  artifact: string,
+) {
+  const fixture = {} as {
+    maintainer: AppProcess;
+    api: ApiHarness;
+    broken?: { restore: () => Promise<void> };
+  };
+  beforeAll(async () => {
+    fixture.maintainer = await startMaintainer();
+    fixture.api = await startApi();
+  });
+  afterEach(async () => {
+    await fixture.broken?.restore();
+    fixture.broken = undefined;
+    await expectCdcFlows(c);
+  }, 300_000);
+  afterAll(async () => {
+    await fixture.api.close();
+    await fixture.maintainer.kill();
+    await c.close();
+    mkdirSync(join(repoRoot, "test-artifacts"), { recursive: true });
+    writeFileSync(join(repoRoot, "test-artifacts", artifact), `${JSON.stringify(timings, null, 2)}\n`);
+  });
+  return fixture;
 }

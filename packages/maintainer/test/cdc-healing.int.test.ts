@@ -1,9 +1,8 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { binlogSourceKey, readCachedSku } from "@flashgate/cache";
 import { connectClient, isRunning } from "@flashgate/connect";
 import { createLogger } from "@flashgate/logger";
-import { repoRoot } from "@flashgate/stack";
 import { driftIncidents } from "@flashgate/sync";
 import {
   type AppProcess,
@@ -20,13 +19,14 @@ import {
   testContext,
   testEngine,
 } from "@flashgate/testkit";
-import { type ApiHarness, soldOutSale, startApi } from "@flashgate/testkit/purchase-api";
+import { type ApiHarness, soldOutSale } from "@flashgate/testkit/purchase-api";
 import type { RowDataPacket } from "mysql2/promise";
-import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { createConnectorSupervisor } from "../src/connector-supervisor.ts";
 import { createMaintainerMetrics } from "../src/metrics.ts";
 import {
   asRoot,
+  cdcOutageFixture,
   connector,
   expectCdcFlows,
   failTaskByWrongPassword,
@@ -303,65 +303,49 @@ describe("CDC heals itself", () => {
 // With Kafka or Connect killed: cdc-down.int.test.ts (MySQL only: what fails there is not the engine's).
 describe("buyers are served what MySQL holds while CDC is down", () => {
   const c = clients();
-  let maintainer: AppProcess;
-  let api: ApiHarness;
-  let broken: { restore: () => Promise<void> } | undefined;
-  beforeAll(async () => {
-    maintainer = await startMaintainer();
-    api = await startApi();
-  });
-  afterEach(async () => {
-    await broken?.restore();
-    broken = undefined;
-    await expectCdcFlows(c);
-  }, 300_000);
-  afterAll(async () => {
-    await api.close();
-    await maintainer.kill();
-    await c.close();
-    mkdirSync(join(repoRoot, "test-artifacts"), { recursive: true });
-    writeFileSync(
-      join(repoRoot, "test-artifacts", `cdc-healing-${testEngine}.json`),
-      `${JSON.stringify(timings, null, 2)}\n`,
-    );
-  });
+  const fixture = cdcOutageFixture(c, timings, `cdc-healing-${testEngine}.json`);
 
   it("the task FAILED (a wrong password): a raw-SQL restock is sold from MySQL's state", async () => {
     const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
-    timings.taskFailedRestockTo201 = await restockSoldFromMysql(c, api, maintainer, async () => {
-      await setDebeziumPassword("wrong-password-for-this-test");
-      await connect.restart(connector, false);
-      broken = {
-        // The supervisor's own restarts are tested above: here the stack is made whole at once, not
-        // after the backoff's next step.
-        // A restart the supervisor asked for during the outage can still end FAILED after this one (seen
-        // with both cores busy): restarted again until the task stays RUNNING.
-        restore: async () => {
-          await setDebeziumPassword(testContext().secrets.debeziumDbPassword);
-          await eventually(
-            async () => {
-              await connect.restart(connector, true);
-              await connect.runningFor(connector, 2000, 30_000);
-            },
-            { timeoutMs: 120_000, intervalMs: 1000 },
-          );
-        },
-      };
-    });
+    timings.taskFailedRestockTo201 = await restockSoldFromMysql(
+      c,
+      fixture.api,
+      fixture.maintainer,
+      async () => {
+        await setDebeziumPassword("wrong-password-for-this-test");
+        await connect.restart(connector, false);
+        fixture.broken = {
+          // The supervisor's own restarts are tested above: here the stack is made whole at once, not
+          // after the backoff's next step.
+          // A restart the supervisor asked for during the outage can still end FAILED after this one (seen
+          // with both cores busy): restarted again until the task stays RUNNING.
+          restore: async () => {
+            await setDebeziumPassword(testContext().secrets.debeziumDbPassword);
+            await eventually(
+              async () => {
+                await connect.restart(connector, true);
+                await connect.runningFor(connector, 2000, 30_000);
+              },
+              { timeoutMs: 120_000, intervalMs: 1000 },
+            );
+          },
+        };
+      },
+    );
   }, 300_000);
 
   it("a lost position reset during a storm, on a sale table holding 1,000,000 orders of a past sale: a restock committed during the reset is sold within the fallback's bound, nothing oversold, the caches converge", async () => {
     await ensureOrderHistory(1_000_000);
-    const sale = await soldOutSale(c, api);
+    const sale = await soldOutSale(c, fixture.api);
     const stormSale = freshIds();
     await createSale(c.pool, { ...stormSale, units: 2000 });
     await expectConverged(c, stormSale.activityId, stormSale.skuId);
     // A storm on another SKU, from before the position is lost until it is sold out: its writes refill the
     // new binlog, whose coordinates soon cover the lost offset's.
-    const stormAnswers = storm(api, stormSale, 24);
+    const stormAnswers = storm(fixture.api, stormSale, 24);
     onTestFinished(() => stormAnswers.stop().then(() => undefined));
     const connect = connectClient(stackEnv().KAFKA_CONNECT_URL);
-    const repositions = await maintainerMetric(maintainer, "flashgate_connector_repositions_total");
+    const repositions = await maintainerMetric(fixture.maintainer, "flashgate_connector_repositions_total");
     const lostAt = Date.now();
     // A lost position, as after a restore: RESET MASTER while the connector is stopped, then resumed.
     await connect.stop(connector);
@@ -375,9 +359,9 @@ describe("buyers are served what MySQL holds while CDC is down", () => {
     }
     await eventually(
       async () =>
-        expect(await maintainerMetric(maintainer, "flashgate_connector_repositions_total")).toBeGreaterThan(
-          repositions,
-        ),
+        expect(
+          await maintainerMetric(fixture.maintainer, "flashgate_connector_repositions_total"),
+        ).toBeGreaterThan(repositions),
       { timeoutMs: 120_000, intervalMs: 100 },
     );
     // Called for by the watchdog, which saw the binlog go back, or by the lost offset's coordinates if the
@@ -400,7 +384,9 @@ describe("buyers are served what MySQL holds while CDC is down", () => {
     await eventually(
       async () => {
         const answers = await Promise.all(
-          Array.from({ length: 10 }, () => api.purchase(buyer++, sale).then((answer) => answer.status)),
+          Array.from({ length: 10 }, () =>
+            fixture.api.purchase(buyer++, sale).then((answer) => answer.status),
+          ),
         );
         sold += answers.filter((status) => status === 201).length;
         if (sold) firstSoldMs ??= Date.now() - restocked;
